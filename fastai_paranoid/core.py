@@ -10,8 +10,9 @@ import torch
 from torch import nn
 
 # %% auto #0
-__all__ = ['ParanoidWarning', 'ParanoidError', 'get_rng_states', 'set_rng_states', 'preserve_rng', 'rng_fingerprint',
-           'fingerprint', 'module_paths', 'tracks_running_stats', 'stat_norm_layers', 'frozen_modules', 'ResultTable']
+__all__ = ['VERDICTS', 'ParanoidWarning', 'ParanoidError', 'get_rng_states', 'set_rng_states', 'preserve_rng', 'rng_fingerprint',
+           'fingerprint', 'module_paths', 'tracks_running_stats', 'stat_norm_layers', 'frozen_modules', 'ResultTable',
+           'CheckResult', 'register_check', 'registered_checks']
 
 # %% ../nbs/00_core.ipynb #d0586e11
 class ParanoidWarning(UserWarning):
@@ -156,3 +157,42 @@ class ResultTable:
         body = ''.join('<tr>' + ''.join(f"<td>{html.escape(v)}</td>" for v in row) + '</tr>' for row in self._cells())
         cap = f"<caption>{html.escape(self.title)}</caption>" if self.title else ''
         return f"<table>{cap}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+# %% ../nbs/00_core.ipynb #19cfa4bd
+from dataclasses import dataclass, field
+
+VERDICTS = ('passed', 'failed', 'warning', 'skipped')
+
+@dataclass
+class CheckResult:
+    "What a check measured, what it was judged against, and its verdict"
+    name: str # the check, e.g. 'loss at init'
+    verdict: str # one of `VERDICTS`
+    measured: dict = field(default_factory=dict) # the numbers that decided the verdict
+    threshold: object = None # what they were judged against
+    message: str = '' # the object, the evidence
+    fix: str = '' # what to do about it ('' when passed)
+    def __post_init__(self):
+        if self.verdict not in VERDICTS:
+            raise ValueError(f"CheckResult: verdict {self.verdict!r} is not one of {VERDICTS}.")
+    @property
+    def passed(self)->bool: return self.verdict == 'passed'
+    def as_row(self)->dict:
+        "A dict for `ResultTable`"
+        measured = ', '.join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in self.measured.items())
+        return {'check': self.name, 'verdict': self.verdict, 'measured': measured,
+                'threshold': '' if self.threshold is None else str(self.threshold), 'message': self.message, 'fix': self.fix}
+
+_CHECKS = {}
+
+def register_check(order:int, # position in `learn.sanity_check()`'s run
+                  ):
+    "Decorator: add a `check_*(learn, ...)->CheckResult` function to the checks `learn.sanity_check()` runs"
+    def _inner(fn):
+        _CHECKS[fn.__name__] = (order, fn)
+        return fn
+    return _inner
+
+def registered_checks()->list:
+    "The registered check functions, in order"
+    return [fn for _, fn in sorted(_CHECKS.values(), key=lambda o: o[0])]
