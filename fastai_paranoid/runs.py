@@ -4,7 +4,7 @@
 
 # %% ../nbs/02_runs.ipynb #0df3f766
 from __future__ import annotations
-import json, math, os, platform, struct, sys, warnings
+import json, math, platform, random, struct
 from copy import deepcopy
 from importlib.metadata import version as _dist_version, PackageNotFoundError
 import numpy as np
@@ -183,7 +183,6 @@ def _fmt(v): return f"{v!r}" if not isinstance(v, float) else f"{v:.10g}"
 
 def _scramble_global_rngs(k:int):
     "Put Python's, NumPy's and torch's global generators in a state that depends on `k` (the check's own, fixed)"
-    import random
     random.seed(1_000_003 * (k + 1))
     np.random.seed(1_000_033 * (k + 1) % 2**32)
     torch.manual_seed(1_000_037 * (k + 1))
