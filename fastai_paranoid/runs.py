@@ -4,7 +4,7 @@
 
 # %% ../nbs/02_runs.ipynb #0df3f766
 from __future__ import annotations
-import json, math, platform, random, struct
+import json, math, os, platform, random, struct
 from copy import deepcopy
 from importlib.metadata import version as _dist_version, PackageNotFoundError
 import numpy as np
@@ -333,7 +333,10 @@ def ablate(fn, # `fn(config, seed)` -> a number or a dict of metrics: one comple
                     f.flush()
             stats[name] = {m: SeedStats(seeds, [r[m] for r in per_seed], m) for m in per_seed[0]}
     finally:
-        if f is not None: f.close()
+        if f is not None:
+            f.close()
+            # a log this call created and never wrote to would only block the rerun (mode='x')
+            if mode == 'x' and not records: os.remove(log)
     rows = []
     for name, per_metric in stats.items():
         for metric, s in per_metric.items():

@@ -244,3 +244,25 @@ def test_differences_reports_element_index_and_count():
     a, b = torch.zeros(3, 4), torch.zeros(3, 4)
     b[1, 2], b[2, 0] = 1.0, 2.0
     assert differences({'w': a}, {'w': b}) == [("result['w'][1, 2]", 0.0, 1.0, 2)]
+
+
+def test_a_new_log_that_no_run_reached_is_removed(tmp_path):
+    log = tmp_path / 'log.jsonl'
+    def fn(config, seed): raise RuntimeError('diverged')
+    with pytest.raises(RuntimeError, match='diverged'): ablate(fn, {'a': {}}, log=log)
+    assert not log.exists()
+    with pytest.raises(RuntimeError, match='diverged'): ablate(lambda c, s: 1.0 if s == 0 else fn(c, s), {'a': {}}, seeds=[0, 1], log=log)
+    assert log.exists() and len(log.read_text().splitlines()) == 1
+
+
+def test_a_run_that_relies_on_the_callers_seed_is_caught():
+    "fn draws before it seeds; the caller happened to seed just before, so two naive calls would agree"
+    def fn(seed):
+        drawn_before_seeding = torch.rand(2)
+        torch.manual_seed(seed)
+        return drawn_before_seeding
+    torch.manual_seed(0)
+    assert torch.equal(fn(0), (torch.manual_seed(0), fn(0))[1])     # naive: looks reproducible
+    torch.manual_seed(0)
+    r = check_reproducible(fn, 0)
+    assert r.verdict == 'failed' and "result[0]" in r.message
