@@ -177,7 +177,7 @@ def test_callback_draws_no_random_numbers():
     cb = FreezeBNStats()
     cb.learn = learn
     before = rng_fingerprint(learn.dls)
-    cb.before_fit(); cb.before_train(); cb.before_batch(); cb.after_fit()
+    cb.before_fit(); cb.before_batch(); cb.after_fit()
     assert rng_fingerprint(learn.dls) == before
 
 def test_after_fit_restores_mode_and_drops_references():
