@@ -42,8 +42,8 @@ def test_fastai_freeze_after_unfrozen_fit_moves_the_trunk_and_linear_probe_does_
         assert ([fingerprint(b) for b in learn.model[0].buffers()] == buffers) == use_preset
         assert state_fps(learn.model[1]) != head
 
-def test_linear_probe_holds_through_fit_one_cycle_fine_tune_lr_find_and_user_unfreeze():
-    learn = transfer_learner().linear_probe(1e-3)
+def test_linear_probe_holds_through_fit_one_cycle_fine_tune_lr_find_and_user_unfreeze(tmp_path):
+    learn = transfer_learner(path=tmp_path).linear_probe(1e-3)   # lr_find saves the model under learn.path
     trunk = state_fps(learn.model[0])
     quietly(learn, lambda: learn.fit_one_cycle(2, 3e-3))
     quietly(learn, lambda: learn.lr_find(num_it=6, show_plot=False))
@@ -85,8 +85,8 @@ class RatioSpy(Callback):
         if self.training: self.ratios.append(self.learn.opt.hypers[1]['lr'] / self.learn.opt.hypers[0]['lr'])
 
 @pytest.mark.parametrize('how', ['fit default', 'fit lr', 'fit_one_cycle', 'lr_find', 'fine_tune'])
-def test_discriminative_lr_ratio_holds_on_every_batch(how):
-    learn = transfer_learner().discriminative_lr(2e-3, ratio=5)
+def test_discriminative_lr_ratio_holds_on_every_batch(how, tmp_path):
+    learn = transfer_learner(path=tmp_path).discriminative_lr(2e-3, ratio=5)
     lrs = [h['lr'] for h in learn.opt.hypers]
     assert lrs == pytest.approx([4e-4, 2e-3])
     spy = RatioSpy()
