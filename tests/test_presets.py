@@ -13,7 +13,13 @@ from fastai_paranoid.fixtures import digits_transfer_dls, transfer_model, pretra
 from fastai_paranoid.fresh import fresh_learner
 from fastai_paranoid.presets import trunk_and_head, TrunkHeadSplitter, FrozenTrunk, HoldLRRatio
 
-torch.set_num_threads(1)
+@pytest.fixture(autouse=True)
+def one_thread():
+    "Tiny models: one thread is faster and exactly reproducible; restored after each test"
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(n)
 
 def state_fps(module): return [fingerprint(t) for t in module.state_dict().values()]
 
