@@ -71,7 +71,8 @@ def _module_list(spec, model):
     for i, s in enumerate(listify(spec)):
         if isinstance(s, str):
             key = s[len('model.'):] if s.startswith('model.') else s
-            m = named.get(key) or (dict(inner.named_modules()).get(key) if isinstance(inner, nn.Module) else None)
+            m = named.get(key)
+            if m is None and isinstance(inner, nn.Module): m = dict(inner.named_modules()).get(key)
             if m is None:
                 raise ValueError(f"FreezeBNStats: modules[{i}] = {s!r} is not the name of a module of learn.model; "
                                  f"use a name from learn.model.named_modules(), e.g. {list(named)[1:4]}.")
