@@ -34,9 +34,6 @@ class Spy(Callback):
         self.fits.append(self.moved)
         self.fps_after_fit.append([fingerprint(b) for m in self.layers for b in m.buffers()])
 
-def quiet(learn):
-    return learn.no_bar(), learn.no_logging()
-
 def run_quiet(learn, fn):
     with learn.no_bar(), learn.no_logging(), warnings.catch_warnings():
         warnings.simplefilter('ignore', BNStatsWarning)
