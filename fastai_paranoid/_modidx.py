@@ -66,6 +66,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                         'fastai_paranoid.checks.expects_log_probs': ( 'checks.html#expects_log_probs',
                                                                                       'fastai_paranoid/checks.py'),
                                         'fastai_paranoid.checks.learner_copy': ('checks.html#learner_copy', 'fastai_paranoid/checks.py'),
+                                        'fastai_paranoid.checks.loaders_kept': ('checks.html#loaders_kept', 'fastai_paranoid/checks.py'),
                                         'fastai_paranoid.checks.loss_name': ('checks.html#loss_name', 'fastai_paranoid/checks.py'),
                                         'fastai_paranoid.checks.lr_sweep': ('checks.html#lr_sweep', 'fastai_paranoid/checks.py'),
                                         'fastai_paranoid.checks.model_copy': ('checks.html#model_copy', 'fastai_paranoid/checks.py'),
