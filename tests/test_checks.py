@@ -196,3 +196,20 @@ def test_bad_arguments(buggy_learner):
     with pytest.raises(ValueError, match='no registered check'): buggy_learner.sanity_check(checks=['check_everything'])
     with pytest.raises(TypeError, match='not a check function'): buggy_learner.sanity_check(checks=[42])
     with pytest.raises(ValueError, match='will not run'): buggy_learner.sanity_check(checks=[check_lr], settings={'check_frozen': {}})
+
+@pytest.mark.slow
+@pytest.mark.parametrize('train_bn, cbs, verdict', [(True, None, 'failed'), (True, BnFreeze, 'failed'), (False, BnFreeze, 'passed')])
+def test_vision_learner_frozen_body(train_bn, cbs, verdict):
+    "fastai's own vision_learner (a resnet18 body, no pretrained weights here), frozen: its body's BN statistics move unless BnFreeze reaches them"
+    from fastai.vision.learner import vision_learner
+    from torchvision.models import resnet18
+    learn = fresh_learner(partial(random_image_dls, n_train=16, n_valid=8, c_in=3, size=32), resnet18, learner=vision_learner,
+                          pretrained=False, n_out=4, loss_func=CrossEntropyLossFlat(), train_bn=train_bn, cbs=cbs)
+    learn.freeze()
+    before = snapshot(learn)
+    report = learn.sanity_check(checks=[check_loss_at_init, check_loss_activation, check_frozen], on_fail=None, progress=False)
+    # fastai's Kaiming-initialized head starts above ln(C): at most a warning
+    assert report[0].verdict in ('passed', 'warning') and report[1].verdict == 'passed', report
+    assert report[2].verdict == verdict, report
+    if verdict == 'failed': assert 'model.0.1 (BatchNorm2d)' in report['frozen really frozen'].message
+    assert snapshot(learn) == before
