@@ -73,6 +73,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                         'fastai_paranoid.checks.new_optimizer': ('checks.html#new_optimizer', 'fastai_paranoid/checks.py'),
                                         'fastai_paranoid.checks.overfit_one_batch': ( 'checks.html#overfit_one_batch',
                                                                                       'fastai_paranoid/checks.py'),
+                                        'fastai_paranoid.checks.refuse_built_optimizer': ( 'checks.html#refuse_built_optimizer',
+                                                                                           'fastai_paranoid/checks.py'),
                                         'fastai_paranoid.checks.short_run': ('checks.html#short_run', 'fastai_paranoid/checks.py'),
                                         'fastai_paranoid.checks.training_batches': ( 'checks.html#training_batches',
                                                                                      'fastai_paranoid/checks.py')},

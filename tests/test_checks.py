@@ -213,3 +213,14 @@ def test_vision_learner_frozen_body(train_bn, cbs, verdict):
     assert report[2].verdict == verdict, report
     if verdict == 'failed': assert 'model.0.1 (BatchNorm2d)' in report['frozen really frozen'].message
     assert snapshot(learn) == before
+
+def test_built_optimizer_is_refused_not_stepped():
+    "An OptimWrapper instance as opt_func is bound to the user's parameters: every check refuses it, the runner reports it"
+    from fastai.optimizer import OptimWrapper
+    learn = _frozen()
+    learn.opt_func = OptimWrapper(opt=torch.optim.SGD(learn.model.parameters(), lr=0.1))
+    before = snapshot(learn)
+    report = learn.sanity_check(checks=[check_overfit_one_batch, check_lr, check_frozen], on_fail=None, progress=False)
+    assert [r.verdict for r in report] == ['failed'] * 3
+    assert all('already built' in r.message for r in report)
+    assert snapshot(learn) == before
