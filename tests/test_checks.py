@@ -224,3 +224,27 @@ def test_built_optimizer_is_refused_not_stepped():
     assert [r.verdict for r in report] == ['failed'] * 3
     assert all('already built' in r.message for r in report)
     assert snapshot(learn) == before
+
+def _tabular_dls(n=256, seed=0):
+    "A small synthetic table: two categorical and two continuous columns, the label a function of them"
+    import pandas as pd
+    from fastai.tabular.all import TabularDataLoaders, Categorify, Normalize
+    rng = np.random.default_rng(seed)
+    df = pd.DataFrame({'color': rng.choice(['red', 'green', 'blue'], n), 'size': rng.choice(['s', 'm', 'l'], n),
+                       'x1': rng.normal(size=n), 'x2': rng.normal(size=n)})
+    df['label'] = np.where((df.x1 * df.x2 > 0) ^ (df.color == 'red'), 'yes', 'no')
+    return TabularDataLoaders.from_df(df, procs=[Categorify, Normalize], cat_names=['color', 'size'], cont_names=['x1', 'x2'],
+                                      y_names='label', valid_idx=list(range(n - 64, n)), bs=32)
+
+@pytest.mark.slow
+def test_tabular_learner_two_inputs():
+    "tabular_learner: batches of (cat, cont, y), n_inp=2; the checks split them as fastai does"
+    from fastai.tabular.all import tabular_learner
+    healthy = fresh_learner(_tabular_dls, None, learner=tabular_learner, lr=1e-2)
+    before = snapshot(healthy)
+    report = healthy.sanity_check(checks=MODEL_CHECKS, on_fail=None, progress=False)
+    assert [r.verdict for r in report][:2] == ['passed', 'passed'] and report[4].verdict == 'skipped', report
+    assert report['learning rate'].verdict == 'passed', report
+    assert snapshot(healthy) == before
+    too_high = fresh_learner(_tabular_dls, None, learner=tabular_learner, lr=10.)
+    assert check_lr(too_high).verdict == 'failed'
