@@ -1,0 +1,250 @@
+"Scenario matrix for fastai_paranoid.checks: each check both ways, each check leaves the Learner as it found it, the runner's on_fail modes."
+import math, warnings
+from functools import partial
+import numpy as np
+import pytest
+import torch
+from torch import nn
+from fastai.callback.core import Callback
+from fastai.callback.training import BnFreeze
+from fastai.losses import CrossEntropyLossFlat, MSELossFlat
+from fastai.optimizer import SGD
+from fastai.torch_core import params
+from fastai_paranoid.core import ParanoidError, ParanoidWarning, fingerprint, rng_fingerprint
+from fastai_paranoid.fixtures import (build_mlp, digits_dls, digits_transfer_dls, make_xor_data, pretrained_digits_trunk,
+                                      random_image_dls, small_cnn, bn_cnn, tensor_dls, transfer_model, xor_dls)
+from fastai_paranoid.fresh import fresh_learner
+from fastai_paranoid.checks import *
+
+MODEL_CHECKS = [check_loss_at_init, check_loss_activation, check_overfit_one_batch, check_lr, check_frozen]
+
+def trunk_then_head(m): return [params(m[0]), params(m[1])]
+
+class EvalLayers(Callback):
+    "Put the given layers in eval mode at the start of every training phase (holds references to the model's layers)"
+    order = 1
+    def __init__(self, layers): self.layers = layers
+    def before_train(self):
+        for m in self.layers: m.eval()
+
+def snapshot(learn):
+    "Everything a check must leave alone"
+    opt_state = [] if learn.opt is None else [(id(p), k, fingerprint(v)) for p, _, state, _ in learn.opt.all_params()
+                                              for k, v in state.items() if isinstance(v, torch.Tensor)]
+    return {'state_dict': {k: fingerprint(v) for k, v in learn.model.state_dict().items()},
+            'param_ids': [id(p) for p in learn.model.parameters()],
+            'requires_grad': [p.requires_grad for p in learn.model.parameters()],
+            'training': [m.training for m in learn.model.modules()],
+            'opt': None if learn.opt is None else (id(learn.opt), learn.opt.frozen_idx, opt_state,
+                                                  [h['lr'] for h in learn.opt.hypers]),
+            'cbs': [(id(cb), getattr(cb, 'learn', None) is learn) for cb in learn.cbs],
+            'lr': learn.lr, 'loss_func': id(learn.loss_func),
+            'rng': rng_fingerprint(learn.dls),
+            'dl_state': [sorted(k for k in vars(dl) if k != 'rng') for dl in learn.dls.loaders]}
+
+def trained_frozen_learner(cbs=None):
+    "A transfer Learner that has trained (its optimizer has state), then frozen: the hardest case to leave untouched"
+    learn = fresh_learner(digits_transfer_dls, lambda: transfer_model(pretrained_digits_trunk()), loss_func=CrossEntropyLossFlat(),
+                          splitter=trunk_then_head, cbs=cbs)
+    with learn.no_bar(), learn.no_logging(): learn.fit(1)
+    learn.freeze()
+    learn.model.eval()
+    return learn
+
+@pytest.mark.parametrize('check', MODEL_CHECKS, ids=lambda c: c.__name__)
+def test_check_leaves_learner_unchanged(check):
+    learn = trained_frozen_learner(cbs=BnFreeze())
+    before = snapshot(learn)
+    check(learn)
+    assert snapshot(learn) == before
+
+def test_runner_leaves_learner_unchanged():
+    learn = trained_frozen_learner()
+    before = snapshot(learn)
+    report = learn.sanity_check(checks=MODEL_CHECKS, on_fail=None, progress=False)
+    assert len(report) == len(MODEL_CHECKS)
+    assert snapshot(learn) == before
+    # and the next fit is the one the user would have had without the checks
+    twin = trained_frozen_learner()
+    for l in (learn, twin):
+        with l.no_bar(), l.no_logging(): l.fit(1)
+    assert snapshot(learn)['state_dict'] == snapshot(twin)['state_dict']
+
+def test_checks_are_deterministic():
+    learn = fresh_learner(digits_dls, partial(small_cnn, n_out=10, size=8), loss_func=CrossEntropyLossFlat(), lr=3e-3)
+    first = [c(learn).measured for c in MODEL_CHECKS[:4]]
+    assert [c(learn).measured for c in MODEL_CHECKS[:4]] == first
+
+# each check both ways: (planted bug -> failed, healthy -> passed)
+def xor_learner(**kw): return fresh_learner(partial(xor_dls, n_train=512), build_mlp, loss_func=CrossEntropyLossFlat(), **kw)
+
+def raw_xor_dls():
+    rng = np.random.default_rng(0)
+    (xt, yt), (xv, yv) = make_xor_data(256, rng), make_xor_data(2000, rng)
+    return tensor_dls(xt * 255, yt, xv * 255, yv)
+
+def digits_cnn(buggy=False): return small_cnn(n_out=10, size=8, buggy=buggy)
+
+CASES = {
+    'loss_at_init': (check_loss_at_init,
+                     lambda: fresh_learner(raw_xor_dls, build_mlp, loss_func=CrossEntropyLossFlat()),
+                     lambda: xor_learner()),
+    'loss_activation_digits': (check_loss_activation,
+                               lambda: fresh_learner(digits_dls, partial(digits_cnn, buggy=True), loss_func=CrossEntropyLossFlat()),
+                               lambda: fresh_learner(digits_dls, digits_cnn, loss_func=CrossEntropyLossFlat())),
+    'loss_activation_nn_module_loss': (check_loss_activation,
+                                       lambda: fresh_learner(random_image_dls, partial(small_cnn, buggy=True), loss_func=nn.CrossEntropyLoss()),
+                                       lambda: fresh_learner(random_image_dls, small_cnn, loss_func=nn.CrossEntropyLoss())),
+    'overfit_one_batch': (check_overfit_one_batch,
+                          lambda: fresh_learner(digits_dls, partial(digits_cnn, buggy=True), loss_func=CrossEntropyLossFlat(), lr=3e-3),
+                          lambda: fresh_learner(digits_dls, digits_cnn, loss_func=CrossEntropyLossFlat(), lr=3e-3)),
+    'lr_sgd': (check_lr, lambda: xor_learner(opt_func=SGD, lr=10.), lambda: xor_learner(opt_func=SGD, lr=0.1)),
+    'lr_adam': (check_lr,
+                lambda: fresh_learner(digits_dls, digits_cnn, loss_func=CrossEntropyLossFlat(), lr=1.),
+                lambda: fresh_learner(digits_dls, digits_cnn, loss_func=CrossEntropyLossFlat(), lr=3e-3)),
+    'frozen_transfer': (check_frozen, lambda: _frozen(), lambda: _frozen(cbs=BnFreeze(), train_bn=False)),
+    'frozen_callback_holding_layers': (check_frozen, lambda: _frozen(), lambda: _frozen(layers_cb=True)),
+}
+
+def _frozen(layers_cb=False, **kw):
+    learn = fresh_learner(digits_transfer_dls, lambda: transfer_model(pretrained_digits_trunk()), loss_func=CrossEntropyLossFlat(),
+                          splitter=trunk_then_head, **kw)
+    if layers_cb: learn.add_cb(EvalLayers([m for m in learn.model[0].modules() if isinstance(m, nn.BatchNorm2d)]))
+    learn.freeze()
+    return learn
+
+@pytest.mark.parametrize('case', CASES)
+def test_planted_bug_fails(case):
+    check, planted, _ = CASES[case]
+    res = check(planted())
+    assert res.verdict == 'failed', res
+    assert res.message and res.fix and res.measured
+
+@pytest.mark.parametrize('case', CASES)
+def test_healthy_passes(case):
+    check, _, healthy = CASES[case]
+    learn = healthy()
+    before = snapshot(learn)
+    res = check(learn)
+    assert res.verdict == 'passed', res
+    assert snapshot(learn) == before
+
+def test_frozen_names_layer_and_change():
+    res = check_frozen(_frozen())
+    assert 'model.0.1 (BatchNorm2d): running_mean moved by' in res.message
+    assert res.measured['max_running_stat_change'] > 0
+
+def test_frozen_bn_cnn_requires_grad_only():
+    "A trunk frozen by hand (requires_grad=False, no fastai freeze): its BN layers still move"
+    learn = fresh_learner(random_image_dls, bn_cnn, loss_func=CrossEntropyLossFlat())
+    learn.model[0].requires_grad_(False)
+    res = check_frozen(learn)
+    assert res.verdict == 'failed' and res.measured['frozen_norm_layers'] == 2
+
+def test_skipped_with_reason():
+    learn = fresh_learner(xor_dls, build_mlp, loss_func=MSELossFlat())
+    for check in (check_loss_at_init, check_loss_activation, check_frozen):
+        res = check(learn)
+        assert res.verdict == 'skipped' and res.message
+
+def test_overfit_reports_accuracy_not_judges_it():
+    "Seed 001: the softmax model reaches batch accuracy 1.00 and still fails"
+    torch.manual_seed(0)
+    x, y = torch.randn(8, 1, 16, 16), torch.randint(0, 4, (8,))
+    learn = fresh_learner(lambda: tensor_dls(x, y, x[:4], y[:4], bs=8), partial(small_cnn, buggy=True), loss_func=nn.CrossEntropyLoss())
+    res = check_overfit_one_batch(learn)
+    assert res.verdict == 'failed' and res.measured['batch_accuracy'] == 1.0
+    assert 'accuracy only checks the argmax' in res.message and 'stalled' in res.message
+
+# the runner
+@pytest.fixture(scope='module')
+def buggy_learner(): return fresh_learner(digits_dls, partial(digits_cnn, buggy=True), loss_func=CrossEntropyLossFlat(), lr=3e-3)
+
+def test_on_fail_warn(buggy_learner):
+    with pytest.warns(SanityCheckWarning, match='overfit one batch failed'):
+        report = buggy_learner.sanity_check(checks=MODEL_CHECKS, progress=False)
+    assert not report.ok and {r.name for r in report.failed} == {'loss/activation', 'overfit one batch'}
+    assert issubclass(SanityCheckWarning, ParanoidWarning)
+
+def test_on_fail_raise(buggy_learner):
+    with pytest.raises(SanityCheckError, match='2 of 5 sanity checks failed') as e:
+        buggy_learner.sanity_check(checks=MODEL_CHECKS, on_fail='raise', progress=False)
+    assert isinstance(e.value, ParanoidError) and len(e.value.report.failed) == 2
+
+def test_on_fail_none(buggy_learner):
+    with warnings.catch_warnings():
+        warnings.simplefilter('error')
+        report = buggy_learner.sanity_check(checks=MODEL_CHECKS, on_fail=None, progress=False)
+    assert len(report.failed) == 2
+    assert 'Sanity check: 2 passed, 2 failed, 0 warning, 1 skipped' in str(report)
+
+def test_crashing_check_is_reported(buggy_learner):
+    def check_broken(learn): return 1 / 0
+    def check_wrong_type(learn): return 'fine'
+    report = buggy_learner.sanity_check(checks=[check_broken, check_wrong_type, check_loss_at_init], on_fail=None, progress=False)
+    assert [r.verdict for r in report] == ['failed', 'failed', 'passed']
+    assert 'ZeroDivisionError' in report['check_broken'].message and 'ZeroDivisionError' in report.errors['check_broken']
+    assert 'not a CheckResult' in report['check_wrong_type'].message
+
+def test_registered_order():
+    from fastai_paranoid.core import registered_checks
+    mine = [fn for fn in registered_checks() if fn in MODEL_CHECKS]
+    assert mine == MODEL_CHECKS
+
+def test_bad_arguments(buggy_learner):
+    with pytest.raises(ValueError, match="use 'warn', 'raise' or None"): buggy_learner.sanity_check(on_fail='warning')
+    with pytest.raises(ValueError, match='no registered check'): buggy_learner.sanity_check(checks=['check_everything'])
+    with pytest.raises(TypeError, match='not a check function'): buggy_learner.sanity_check(checks=[42])
+    with pytest.raises(ValueError, match='will not run'): buggy_learner.sanity_check(checks=[check_lr], settings={'check_frozen': {}})
+
+@pytest.mark.slow
+@pytest.mark.parametrize('train_bn, cbs, verdict', [(True, None, 'failed'), (True, BnFreeze, 'failed'), (False, BnFreeze, 'passed')])
+def test_vision_learner_frozen_body(train_bn, cbs, verdict):
+    "fastai's own vision_learner (a resnet18 body, no pretrained weights here), frozen: its body's BN statistics move unless BnFreeze reaches them"
+    from fastai.vision.learner import vision_learner
+    from torchvision.models import resnet18
+    learn = fresh_learner(partial(random_image_dls, n_train=16, n_valid=8, c_in=3, size=32), resnet18, learner=vision_learner,
+                          pretrained=False, n_out=4, loss_func=CrossEntropyLossFlat(), train_bn=train_bn, cbs=cbs)
+    learn.freeze()
+    before = snapshot(learn)
+    report = learn.sanity_check(checks=[check_loss_at_init, check_loss_activation, check_frozen], on_fail=None, progress=False)
+    # fastai's Kaiming-initialized head starts above ln(C): at most a warning
+    assert report[0].verdict in ('passed', 'warning') and report[1].verdict == 'passed', report
+    assert report[2].verdict == verdict, report
+    if verdict == 'failed': assert 'model.0.1 (BatchNorm2d)' in report['frozen really frozen'].message
+    assert snapshot(learn) == before
+
+def test_built_optimizer_is_refused_not_stepped():
+    "An OptimWrapper instance as opt_func is bound to the user's parameters: every check refuses it, the runner reports it"
+    from fastai.optimizer import OptimWrapper
+    learn = _frozen()
+    learn.opt_func = OptimWrapper(opt=torch.optim.SGD(learn.model.parameters(), lr=0.1))
+    before = snapshot(learn)
+    report = learn.sanity_check(checks=[check_overfit_one_batch, check_lr, check_frozen], on_fail=None, progress=False)
+    assert [r.verdict for r in report] == ['failed'] * 3
+    assert all('already built' in r.message for r in report)
+    assert snapshot(learn) == before
+
+def _tabular_dls(n=256, seed=0):
+    "A small synthetic table: two categorical and two continuous columns, the label a function of them"
+    import pandas as pd
+    from fastai.tabular.all import TabularDataLoaders, Categorify, Normalize
+    rng = np.random.default_rng(seed)
+    df = pd.DataFrame({'color': rng.choice(['red', 'green', 'blue'], n), 'size': rng.choice(['s', 'm', 'l'], n),
+                       'x1': rng.normal(size=n), 'x2': rng.normal(size=n)})
+    df['label'] = np.where((df.x1 * df.x2 > 0) ^ (df.color == 'red'), 'yes', 'no')
+    return TabularDataLoaders.from_df(df, procs=[Categorify, Normalize], cat_names=['color', 'size'], cont_names=['x1', 'x2'],
+                                      y_names='label', valid_idx=list(range(n - 64, n)), bs=32)
+
+@pytest.mark.slow
+def test_tabular_learner_two_inputs():
+    "tabular_learner: batches of (cat, cont, y), n_inp=2; the checks split them as fastai does"
+    from fastai.tabular.all import tabular_learner
+    healthy = fresh_learner(_tabular_dls, None, learner=tabular_learner, lr=1e-2)
+    before = snapshot(healthy)
+    report = healthy.sanity_check(checks=MODEL_CHECKS, on_fail=None, progress=False)
+    assert [r.verdict for r in report][:2] == ['passed', 'passed'] and report[4].verdict == 'skipped', report
+    assert report['learning rate'].verdict == 'passed', report
+    assert snapshot(healthy) == before
+    too_high = fresh_learner(_tabular_dls, None, learner=tabular_learner, lr=10.)
+    assert check_lr(too_high).verdict == 'failed'
