@@ -5,7 +5,6 @@
 # %% ../nbs/31_datachecks.ipynb #2e372f3f
 from __future__ import annotations
 import copy, hashlib, math
-from collections import Counter
 import torch
 from torch import nn
 from .core import CheckResult, register_check, preserve_rng, module_paths

@@ -89,6 +89,8 @@ class NaNGuard(Callback):
 
     def after_backward(self):
         if not self._active: return
+        # fp16 loss scaling overflows on purpose now and then; fastai's GradScaler skips those steps itself
+        if hasattr(self.learn, 'mixed_precision'): return
         flags = [_isfinite_all(p.grad) if p.grad is not None else torch.ones((), dtype=torch.bool, device=self._device_step.device) for p in self.params]
         param_idx = self._first_false(flags)
         self._mark(param_idx >= 0, 3, self._first_false(self._batch_flags), param_idx)

@@ -5,7 +5,7 @@ import pytest
 import torch
 from torch import nn
 from torch.utils.data import TensorDataset
-from fastai.callback.core import Callback
+from fastai.callback.core import Callback, CancelStepException
 from fastai.data.core import DataLoaders
 from fastai.data.load import DataLoader
 import fastai.callback.progress   # adds learn.no_bar()
@@ -182,3 +182,23 @@ def test_audit_stray_tensor_at_late_epoch_with_nanguard():
     assert [(d['where'], d['first_epoch']) for d in learn.rng_audit.findings][0] == ('model.3 (NoiseInjection)', 3)
     learn.rng_audit.remove()
     assert no_hooks(learn.model)
+
+def test_nanguard_leaves_gradients_to_the_loss_scaler_under_mixed_precision():
+    "fp16 loss scaling overflows on purpose; under a callback named like fastai's MixedPrecision gradients are not judged"
+    class MixedPrecision(Callback):
+        "Stands in for fastai's (CUDA only): its name is what NaNGuard looks for; skips steps with non-finite gradients like GradScaler"
+        def before_step(self):
+            if not all(torch.isfinite(p.grad).all() for p in self.learn.model.parameters() if p.grad is not None): raise CancelStepException()
+    class SqrtAbs(nn.Module):
+        def forward(self, x): return x.abs().sqrt()
+    def model():
+        lin = nn.Linear(2, 2)
+        with torch.no_grad():
+            lin.weight[0].zero_()
+            lin.bias[0] = 0.
+        return nn.Sequential(lin, SqrtAbs(), nn.Linear(2, 2))
+    with pytest.raises(NonFiniteError, match='gradient'):
+        fit(fresh_learner(small_dls, model, cbs=NaNGuard(), loss_func=nn.CrossEntropyLoss()), 1)
+    learn = fresh_learner(small_dls, model, cbs=[NaNGuard(), MixedPrecision()], loss_func=nn.CrossEntropyLoss())
+    fit(learn, 1)
+    assert learn.nan_guard.found is None
