@@ -131,11 +131,11 @@ class NaNGuard(Callback):
         where = f"at epoch {f['epoch']}, batch {f['batch']} ({f['phase']})"
         what = {'input': "the batch's input is non-finite", 'loss': "the loss is non-finite",
                 'gradient': f"the gradient of {f['parameter']} is non-finite (the loss was finite)"}[f['what']]
+        if f['what'] == 'input': return f"NaNGuard: {what} {where}. Clean the data (NaN or inf in the inputs) before training."
         if f['module'] is not None:
             return (f"NaNGuard: {what} {where}; the first module whose output went non-finite is {f['module']}. "
                     f"Look at what {f['module']} computes for this batch (log or sqrt of negatives, division by zero, "
                     f"a random tensor, overflow); rerun with the same seed and a breakpoint there.")
-        if f['what'] == 'input': return f"NaNGuard: {what} {where}. Clean the data (NaN or inf in the inputs) before training."
         return (f"NaNGuard: {what} {where}, while every module's output was finite. "
                 f"Check the loss function's inputs and its backward (log of 0, sqrt at 0), or lower the learning rate.")
 
@@ -232,6 +232,7 @@ class RNGAudit(Callback):
         if not self._active: return
         mode = 'train' if self.learn.model.training else 'eval'
         if name == 'before_batch':
+            self._stack = []    # a forward that raised last batch leaves no stale parent behind
             # the data pipeline: shuffling and augmentation draw while training; in validation only the DataLoader's
             # one draw per epoch (torch's iterator seed, before the first batch) is expected
             expected = self.training or self.iter == 0

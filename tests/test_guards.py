@@ -87,7 +87,7 @@ def test_nanguard_input():
     x[70, 1] = float('nan')
     learn = fresh_learner(lambda: tensor_dls(x, y, x[:32], y[:32], bs=32, drop_last=False), build_mlp, cbs=NaNGuard(), loss_func=nn.CrossEntropyLoss())
     learn.dls.train.shuffle = False
-    with pytest.raises(NonFiniteError, match='input'): fit(learn, 1)
+    with pytest.raises(NonFiniteError, match='input is non-finite.*Clean the data'): fit(learn, 1)
     assert (learn.nan_guard.found['what'], learn.nan_guard.found['batch']) == ('input', 2)
 
 class EvalOnlyNaN(nn.Module):
