@@ -120,7 +120,8 @@ def check_label_leak(learn, # the Learner whose split is tested (on copies of it
                     )->CheckResult:
     "Shuffled-label leak test: a fresh copy of the model trained on labels scrambled at the source must score chance on validation"
     name = 'shuffled-label leak'
-    threshold = dict(alpha=alpha, warn_alpha=warn_alpha, min_gap=min_gap)
+    threshold = (f"one-sided p < {alpha} and >= {min_gap} above chance: failed; p < {warn_alpha}: warning; "
+                 f"the copies must fit the scrambled training labels >= {min_fit} above chance")
     (train_xs, train_ys), (valid_xs, valid_ys) = served_items(learn, 0), served_items(learn, 1)
     y_train, y_valid = _class_labels(train_ys), _class_labels(valid_ys)
     if len(train_xs) != 1 or y_train is None or y_valid is None:
@@ -206,7 +207,7 @@ def check_split_duplicates(learn, # the Learner whose training and validation it
         missing = [c for c in range(n_classes) if (ctr[c] == 0) != (cva[c] == 0)]
         measured.update(train_classes=ctr, valid_classes=cva, class_shift=shift)
         if shared: measured['conflicting_labels'] = sum(int(yva[j] != ytr[i]) for j, i in shared)
-    threshold = dict(max_shared=max_shared, max_shift=max_shift)
+    threshold = f"<= {max_shared:.0%} of validation items also in training; class shares differ by <= {max_shift} (total variation)"
     if shared_pct > max_shared:
         examples = ', '.join(f"valid[{j}]=train[{i}]" for j, i in shared[:n_examples])
         return CheckResult(name, 'failed', measured, threshold,
@@ -241,7 +242,7 @@ def check_input_normalization(learn, # the Learner whose training batches are me
         for b in dl:
             batches.append([_plain(t) for t in b[:_n_inp(learn.dls)]])
             if len(batches) >= n_batches: break
-    threshold = dict(max_abs_mean=max_abs_mean, std_range=std_range)
+    threshold = f"per channel |mean| <= {max_abs_mean} and std in [{std_range[0]}, {std_range[1]}]; not raw [0, 1] pixels"
     float_inputs = [i for i, x in enumerate(batches[0]) if x.is_floating_point() and x.ndim >= 2] if batches else []
     if not float_inputs:
         return CheckResult(name, 'skipped', {}, threshold, "No floating-point input with a batch and a channel dimension to measure (ids, tokens or categories only).")
@@ -287,7 +288,7 @@ def check_batch_independence(learn, # the Learner whose model is tested (a copy,
                             )->CheckResult:
     "Batch independence (Karpathy): in eval mode, no example's output depends on another example's input"
     name = 'batch independence'
-    threshold = dict(rel_tol=rel_tol)
+    threshold = f"cross-example gradient <= {rel_tol} x the largest own-input gradient"
     xs, _ = served_items(learn, 1, max_items=n_rows)
     if len(xs[0]) < 2: xs, _ = served_items(learn, 0, max_items=n_rows)
     n = len(xs[0])
