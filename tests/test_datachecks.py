@@ -1,0 +1,204 @@
+"Checks 5-8 both ways (the planted bug fails, the healthy pipeline passes), and every check leaves the Learner exactly as it was"
+import warnings
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+from torch import nn
+from fastai.learner import Learner
+import fastai.callback.progress   # adds learn.no_bar()
+from fastai.tabular.all import TabularDataLoaders, tabular_learner
+from fastai_paranoid.core import fingerprint, rng_fingerprint, CheckResult, registered_checks
+from fastai_paranoid.fixtures import *
+from fastai_paranoid.datachecks import *
+from fastai_paranoid.fresh import seed_everything
+
+CHECKS = [check_label_leak, check_split_duplicates, check_input_normalization, check_batch_independence]
+FAST = dict(check_label_leak=dict(steps=20, repeats=2))
+
+def learner_state(learn):
+    opt_state = [] if learn.opt is None else [fingerprint(v) for s in learn.opt.state.values() for v in s.values() if isinstance(v, torch.Tensor)]
+    return dict(params=[fingerprint(p) for p in learn.model.parameters()],
+                grads=[None if p.grad is None else fingerprint(p.grad) for p in learn.model.parameters()],
+                buffers=[fingerprint(b) for b in learn.model.buffers()], training=[m.training for m in learn.model.modules()],
+                requires_grad=[p.requires_grad for p in learn.model.parameters()], opt=opt_state, cbs=[type(c) for c in learn.cbs],
+                hooks=[len(m._forward_hooks) + len(m._forward_pre_hooks) for m in learn.model.modules()],
+                rng=rng_fingerprint(learn.dls), dl_attrs=[(dl.shuffle, dl.drop_last, dl.bs) for dl in learn.dls.loaders])
+
+def leaky_xor(n=400, seed=0):
+    "Seed 001's leaky pipeline: oversample 2x, then split"
+    rng = np.random.default_rng(seed)
+    g = torch.Generator().manual_seed(seed)
+    x, y = make_xor_data(n, rng)
+    y = y[torch.randperm(n, generator=g)]
+    xd, yd = torch.cat([x, x]), torch.cat([y, y])
+    idx = torch.randperm(2 * n, generator=g)
+    return tensor_dls(xd[idx[:n]], yd[idx[:n]], xd[idx[n:]], yd[idx[n:]])
+
+def learner(dls, model): return Learner(dls, model, loss_func=nn.CrossEntropyLoss())
+
+def trained(learn, epochs=1):
+    with learn.no_bar(), learn.no_logging(): learn.fit(epochs, 1e-2)
+    return learn
+
+@pytest.fixture
+def frozen_bn_learner():
+    "A Learner mid-life: BatchNorm model, trained once, frozen trunk (requires_grad False), optimizer state present"
+    learn = Learner(random_image_dls(), bn_cnn(), loss_func=nn.CrossEntropyLoss())
+    trained(learn)
+    for p in learn.model[0].parameters(): p.requires_grad_(False)
+    return learn
+
+@pytest.mark.parametrize('check', CHECKS, ids=lambda f: f.__name__)
+@pytest.mark.parametrize('kind', ['xor', 'bn'])
+def test_checks_leave_learner_unchanged(check, kind, frozen_bn_learner):
+    learn = trained(Learner(xor_dls(n_valid=200), build_mlp(), loss_func=nn.CrossEntropyLoss())) if kind == 'xor' else frozen_bn_learner
+    learn.model.train()    # a mode the checks must not flip
+    before = learner_state(learn)
+    res = check(learn, **FAST.get(check.__name__, {}))
+    assert isinstance(res, CheckResult)
+    assert learner_state(learn) == before
+    # the next training batch is the one it would have been
+    assert res.verdict in ('passed', 'failed', 'warning', 'skipped')
+
+def test_next_batch_unchanged_by_checks():
+    def first_batch_after(run_checks):
+        seed_everything(1)
+        learn = Learner(xor_dls(n_valid=200), build_mlp(), loss_func=nn.CrossEntropyLoss())
+        if run_checks:
+            for c in CHECKS: c(learn, **FAST.get(c.__name__, {}))
+        return learn.dls.train.one_batch()[0], torch.rand(3)
+    (a, ra), (b, rb) = first_batch_after(False), first_batch_after(True)
+    assert torch.equal(a, b) and torch.equal(ra, rb)
+
+def test_registered_in_order():
+    names = [f.__name__ for f in registered_checks()]
+    mine = [n for n in names if n in {c.__name__ for c in CHECKS}]
+    assert mine == [c.__name__ for c in CHECKS]
+
+# ---- check 5
+
+def features_dls(n=300, d=32, n_classes=3, leak=False, seed=0):
+    "Random features with random labels; `leak`: oversample 2x, then split (seed 001's bug, in 32 dimensions)"
+    g = torch.Generator().manual_seed(seed)
+    x, y = torch.randn(n, d, generator=g), torch.randint(0, n_classes, (n,), generator=g)
+    if not leak:
+        return tensor_dls(x[:n // 2], y[:n // 2], x[n // 2:], y[n // 2:])
+    xd, yd = torch.cat([x, x]), torch.cat([y, y])
+    idx = torch.randperm(2 * n, generator=g)
+    return tensor_dls(xd[idx[:n]], yd[idx[:n]], xd[idx[n:]], yd[idx[n:]])
+
+def mlp(d=32, n_out=3): return nn.Sequential(nn.Linear(d, 256), nn.ReLU(), nn.Linear(256, n_out))
+
+@pytest.mark.parametrize('seed', [0, 1])
+def test_label_leak_both_ways(seed):
+    bad = check_label_leak(learner(features_dls(leak=True, seed=seed), mlp()), seed=seed)
+    good = check_label_leak(learner(features_dls(leak=False, seed=seed), mlp()), seed=seed)
+    assert bad.verdict == 'failed', bad.message
+    assert good.verdict == 'passed', good.message
+    assert bad.measured['p_value'] < 1e-3 and good.measured['p_value'] > 0.05
+    assert abs(good.measured['valid_acc'] - good.measured['chance']) < 0.05
+    assert 0.2 < good.measured['chance'] < 0.5       # three classes: chance is measured, not assumed to be 1/2
+
+def test_label_leak_skips_regression():
+    x = torch.randn(64, 2)
+    learn = Learner(tensor_dls(x, x.sum(1, keepdim=True), x, x.sum(1, keepdim=True)), nn.Linear(2, 1), loss_func=nn.MSELoss())
+    assert check_label_leak(learn).verdict == 'skipped'
+
+def test_label_leak_no_power_is_a_warning_not_a_pass():
+    learn = Learner(leaky_xor(), build_mlp(width=256), loss_func=nn.CrossEntropyLoss())
+    assert check_label_leak(learn, steps=2).verdict == 'warning'
+
+def test_label_leak_scrambles_copies_alike():
+    from fastai_paranoid.datachecks import _scrambled_labels
+    keys = ['a', 'b', 'a', 'c', 'b', 'd']
+    labels = torch.tensor([0, 1, 0, 1, 1, 0])
+    for seed in range(5):
+        s = _scrambled_labels(keys, labels, torch.Generator().manual_seed(seed))
+        assert s[0] == s[2] and s[1] == s[4]
+        assert sorted(s[[0, 1, 3, 5]].tolist()) == [0, 0, 1, 1]   # a permutation among distinct items
+
+# ---- check 6
+
+def test_duplicates_both_ways():
+    bad = check_split_duplicates(learner(leaky_xor(), build_mlp()))
+    assert bad.verdict == 'failed' and bad.measured['valid_in_train'] > 0
+    assert 'valid[' in bad.message and 'split first' in bad.fix
+    assert check_split_duplicates(learner(xor_dls(n_valid=200), build_mlp())).verdict == 'passed'
+
+def test_duplicates_found_through_a_shuffled_drop_last_loader():
+    "The training DataLoader shuffles and drops the last batch; copies in the dropped part are still found"
+    x, y = torch.randn(70, 2), torch.randint(0, 2, (70,))
+    dls = tensor_dls(x, y, x[-3:].clone(), y[-3:].clone(), bs=64)
+    res = check_split_duplicates(learner(dls, build_mlp()))
+    assert res.measured['valid_in_train'] == 3
+    assert 'valid[0]=train[67]' in res.message
+
+def test_duplicates_conflicting_labels_counted():
+    x, y = torch.randn(64, 2), torch.zeros(64, dtype=torch.long)
+    res = check_split_duplicates(learner(tensor_dls(x, y, x[:4], torch.ones(4, dtype=torch.long)), build_mlp()))
+    assert res.measured['conflicting_labels'] == 4
+
+def test_duplicates_class_balance_warning():
+    x, y = load_digits_tensors()
+    tr, va = split_per_class(y, seed=0)
+    va = va[y[va] < 5]
+    res = check_split_duplicates(learner(tensor_dls(x[tr], y[tr], x[va], y[va]), transfer_model(digits_trunk(), 10)))
+    assert res.verdict == 'warning' and 'stratified' in res.fix
+
+def tabular_dls(shift=0.0, scale=1.0):
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({'a': rng.normal(size=200) * scale + shift, 'b': rng.normal(size=200)})
+    df['y'] = (df.a * df.b > 0).astype(int)
+    return TabularDataLoaders.from_df(df, cont_names=['a', 'b'], y_names='y', y_block=None, bs=32, valid_idx=list(range(150, 200)), procs=[])
+
+def test_duplicates_with_tabular_pipeline():
+    learn = tabular_learner(tabular_dls(), layers=[8])
+    res = check_split_duplicates(learn)
+    assert res.verdict == 'passed', res.message
+    assert res.measured['n_train'] == 150 and res.measured['n_valid'] == 50
+
+# ---- check 7
+
+def test_normalization_both_ways():
+    assert check_input_normalization(learner(digits_dls(), transfer_model(digits_trunk(), 10))).verdict == 'warning'
+    assert check_input_normalization(learner(random_image_dls(shift=5.0), small_cnn())).verdict == 'warning'
+    assert check_input_normalization(learner(random_image_dls(), small_cnn())).verdict == 'passed'
+    assert check_input_normalization(learner(xor_dls(), build_mlp())).verdict == 'passed'
+
+def test_normalization_per_channel_names_the_channel():
+    dls = random_image_dls(c_in=3)
+    dls.train.dataset.tensors[0][:, 2] *= 10
+    res = check_input_normalization(learner(dls, small_cnn(c_in=3)))
+    assert res.verdict == 'warning' and 'channel 2' in res.message
+    assert len(res.measured['input std']) == 3
+
+def test_normalization_tabular_continuous_and_ints_skipped():
+    learn = tabular_learner(tabular_dls(shift=20.0), layers=[8])
+    res = check_input_normalization(learn)
+    assert res.verdict == 'warning' and 'input 1' in res.message    # x_cat is input 0 (empty), x_cont input 1
+    x = torch.randint(0, 10, (64, 5))
+    learn = learner(tensor_dls(x, x[:, 0], x, x[:, 0]), nn.Sequential(nn.Embedding(10, 4), nn.Flatten(), nn.Linear(20, 10)))
+    assert check_input_normalization(learn).verdict == 'skipped'
+
+# ---- check 8
+
+class BatchCentre(nn.Module):
+    def forward(self, x): return x - x.mean(0, keepdim=True)
+
+@pytest.mark.parametrize('model_fn, verdict, culprit', [
+    (lambda: bn_cnn(), 'passed', None),
+    (lambda: nn.Sequential(nn.Dropout(0.5), small_cnn()), 'passed', None),
+    (lambda: nn.Sequential(small_cnn(), BatchCentre()), 'failed', 'model.1 (BatchCentre)'),
+    (lambda: nn.Sequential(nn.Conv2d(1, 4, 3), nn.InstanceNorm2d(4), nn.Flatten(), nn.Linear(4 * 14 * 14, 4)), 'passed', None),
+    (lambda: nn.Sequential(nn.Conv2d(1, 4, 3), nn.BatchNorm2d(4, track_running_stats=False), nn.Flatten(), nn.Linear(4 * 14 * 14, 4)), 'failed', 'model.1 (BatchNorm2d)'),
+], ids=['bn-eval', 'dropout', 'batch-centre', 'instancenorm', 'bn-no-running-stats'])
+def test_batch_independence_matrix(model_fn, verdict, culprit):
+    res = check_batch_independence(learner(random_image_dls(), model_fn()))
+    assert res.verdict == verdict, res.message
+    if culprit: assert res.measured['first_mixing_module'] == culprit and culprit in res.message
+
+def test_batch_independence_skips_int_inputs():
+    x = torch.randint(0, 10, (64, 5))
+    learn = learner(tensor_dls(x, x[:, 0], x, x[:, 0]), nn.Sequential(nn.Embedding(10, 4), nn.Flatten(), nn.Linear(20, 10)))
+    assert check_batch_independence(learn).verdict == 'skipped'
