@@ -1,0 +1,72 @@
+"Cross-rank guards under a real 2-process launch (torchrun, gloo on CPU). Each script runs all its scenarios in one launch."
+import json, os, tempfile
+from collections import defaultdict
+import pytest
+from fastai_paranoid.distributed import run_distributed
+
+SCRIPTS = os.path.join(os.path.dirname(__file__), 'dist_scripts')
+
+def launch(script):
+    "Run `script` on 2 ranks; {scenario: {rank: result}} from the JSON files each rank wrote"
+    with tempfile.TemporaryDirectory() as out_dir:
+        proc = run_distributed(os.path.join(SCRIPTS, script), out_dir, nproc=2, timeout=170)
+        assert proc.returncode == 0, f"launch of {script} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-5000:]}"
+        found = defaultdict(dict)
+        for fname in sorted(os.listdir(out_dir)):
+            with open(os.path.join(out_dir, fname)) as f: res = json.load(f)
+            found[res['scenario']][res['rank']] = res
+    return found
+
+@pytest.fixture(scope='module')
+def cross_rank(): return launch('cross_rank.py')
+
+def verdicts(res): return {r['check']: r['verdict'] for r in res['results']}
+
+@pytest.mark.slow
+def test_healthy_run_passes_on_every_rank(cross_rank):
+    for rank in (0, 1):
+        res = cross_rank['healthy'][rank]
+        assert res['error'] is None and res['warnings'] == []
+        assert verdicts(res) == {'cross-rank consistency': 'passed', 'distinct random streams per rank': 'passed'}
+        assert res['results'][1]['measured_raw']['random_consumers'] == 1  # the dropout layer was seen, and its streams differ
+        # DDP averaged the gradients: still identical on both ranks after the fit, optimizer state included
+        assert verdicts(cross_rank['healthy_after_fit'][rank]) == {'cross-rank consistency': 'passed'}
+
+@pytest.mark.slow
+def test_init_divergence_names_rank_and_tensor_on_every_rank(cross_rank):
+    for rank in (0, 1):
+        res = cross_rank['init_divergence'][rank]
+        assert res['error_type'] == 'CrossRankDivergenceError'  # raised on both ranks: none is left in a collective
+        assert 'rank 1 differs from rank 0' in res['error'] and '`model.0.weight (parameter)`' in res['error']
+        assert res['results'][0]['measured_raw']['state_diverged_ranks'] == [1]
+        assert 'fresh_learner(dls_fn, model_fn, seed=s)' in res['results'][0]['fix']
+
+@pytest.mark.slow
+def test_warn_mode_warns_on_rank0_only_and_ddp_hides_the_divergence(cross_rank):
+    r0, r1 = cross_rank['init_divergence_warn'][0], cross_rank['init_divergence_warn'][1]
+    assert r0['error'] is None and r1['error'] is None
+    assert len(r0['warnings']) == 1 and r0['warnings'][0].startswith('CrossRankWarning') and 'rank 1' in r0['warnings'][0]
+    assert r1['warnings'] == []
+    # the same check after DistributedTrainer's wrap sees identical weights: DDP broadcast rank 0's
+    assert r0['after_wrap']['verdict'] == 'passed' and r1['after_wrap']['verdict'] == 'passed'
+
+@pytest.mark.slow
+def test_split_divergence_is_a_data_finding(cross_rank):
+    res = cross_rank['split_divergence'][0]
+    assert res['results'][0]['measured_raw']['data_diverged_ranks'] == [1]
+    assert res['results'][0]['measured_raw']['state_diverged_ranks'] == []
+    assert '`dls.train.dataset.tensors[0]`' in res['error'] and 'RandomSplitter(seed=s)' in res['error']
+
+@pytest.mark.slow
+def test_shared_streams_with_dropout_warn_once(cross_rank):
+    r0, r1 = cross_rank['shared_streams'][0], cross_rank['shared_streams'][1]
+    assert verdicts(r0) == {'cross-rank consistency': 'passed', 'distinct random streams per rank': 'warning'}
+    assert 'model.2 (Dropout)' in r0['results'][1]['message'] and 'seed_rank_streams' in r0['results'][1]['fix']
+    assert len(r0['warnings']) == 1 and r1['warnings'] == []
+
+@pytest.mark.slow
+def test_rank_dependent_lr_is_caught(cross_rank):
+    res = cross_rank['lr_divergence'][1]
+    assert res['error_type'] == 'CrossRankDivergenceError'
+    assert '`opt.hypers[0].lr` (sum 0.001 on rank 0 vs 0.002 on rank 1)' in res['error']
+    assert 'DDP' not in res['results'][0]['message']  # no weight differs, so no word about DDP's broadcast
