@@ -102,6 +102,11 @@ def fingerprints(tensors:list, # tensors, on any devices
             parts += p
             lengths.append(sum(x.numel() for x in p))
         values = torch.cat(parts).to(torch.int64) if parts else torch.zeros(0, dtype=torch.int64, device=device)
+        if len(idxs) == 1: # one tensor: no segments to track
+            weights = torch.arange(values.numel(), device=device) * 2654435761 + 1
+            plain, weighted = torch.stack([values.sum(), (values * weights).sum()]).tolist()
+            res[idxs[0]] = (tuple(tensors[idxs[0]].shape), str(tensors[idxs[0]].dtype), plain, weighted)
+            continue
         lens = torch.tensor(lengths, device=device)
         segment = torch.repeat_interleave(torch.arange(len(idxs), device=device), lens)
         position = torch.arange(values.numel(), device=device) - (torch.cumsum(lens, 0) - lens)[segment]
