@@ -70,3 +70,32 @@ def test_rank_dependent_lr_is_caught(cross_rank):
     assert res['error_type'] == 'CrossRankDivergenceError'
     assert '`opt.hypers[0].lr` (sum 0.001 on rank 0 vs 0.002 on rank 1)' in res['error']
     assert 'DDP' not in res['results'][0]['message']  # no weight differs, so no word about DDP's broadcast
+
+@pytest.fixture(scope='module')
+def freeze_bn(): return launch('freeze_bn.py')
+
+@pytest.mark.slow
+def test_freeze_bn_stats_holds_sync_batchnorm_on_every_rank(freeze_bn):
+    for rank in (0, 1):
+        res = freeze_bn['held_sync_bn'][rank]
+        assert res['error'] is None and res['bn_warnings'] == []
+        # the fit ran a DDP-wrapped model whose norm layers were converted, and they stayed in eval mode (no all-reduce)
+        assert res['seen_in_fit'] == {'model': 'DistributedDataParallel', 'classes': ['SyncBatchNorm'] * 2, 'training': [False, False]}
+        assert res['n_stat_buffers'] == 6 and res['moved'] == []  # bitwise unchanged, num_batches_tracked included
+        assert [r['layer'] for r in res['drift']] == ['model.0.1 (SyncBatchNorm)', 'model.0.5 (SyncBatchNorm)']
+        assert {r['verdict'] for r in res['drift']} == {'held'}
+        assert [r['verdict'] for r in res['cross_rank']] == ['passed', 'passed']
+        assert freeze_bn['held_sync_bn_after_fit'][rank]['result']['verdict'] == 'passed'
+
+@pytest.mark.slow
+def test_without_the_guard_the_frozen_trunk_moves_or_syncs(freeze_bn):
+    for rank in (0, 1):
+        synced = freeze_bn['unguarded_sync_bn'][rank]
+        # frozen SyncBatchNorm layers in training mode try to all-reduce their batch statistics (CPU refuses; GPU would do it)
+        assert synced['seen_in_fit']['training'] == [True, True]
+        assert synced['error'].startswith('ValueError: SyncBatchNorm expected input tensor to be on GPU')
+        plain = freeze_bn['unguarded_no_sync'][rank]
+        assert plain['seen_in_fit']['training'] == [True, True]
+        assert plain['error'] is None and len(plain['moved']) == 6
+        held = freeze_bn['held_no_sync'][rank]
+        assert held['error'] is None and held['moved'] == [] and held['bn_warnings'] == []
