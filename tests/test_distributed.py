@@ -99,3 +99,42 @@ def test_without_the_guard_the_frozen_trunk_moves_or_syncs(freeze_bn):
         assert plain['error'] is None and len(plain['moved']) == 6
         held = freeze_bn['held_no_sync'][rank]
         assert held['error'] is None and held['moved'] == [] and held['bn_warnings'] == []
+
+@pytest.mark.slow
+def test_under_paranoid_the_divergence_is_caught(cross_rank):
+    for rank in (0, 1):
+        res = cross_rank['paranoid_init_divergence'][rank]
+        assert res['error_type'] == 'CrossRankDivergenceError' and 'rank 1 differs from rank 0' in res['error']
+
+@pytest.fixture(scope='module')
+def leaks(): return launch('leaks.py')
+
+@pytest.mark.slow
+def test_leak_detector_reports_once_on_rank0(leaks):
+    r0, r1 = leaks['reused_model'][0], leaks['reused_model'][1]
+    # found on both ranks (same script), warned by rank 0 only
+    for res in (r0, r1):
+        assert [f['kind'] for f in res['findings'] if f['severity'] != 'info'] in (['reused_model'], ['reused_params'])
+    assert len(r0['warnings']) == 1 and r0['warnings'][0].startswith('StateLeakWarning') and r1['warnings'] == []
+
+@pytest.mark.slow
+def test_leak_detector_raises_no_warning_on_a_healthy_distributed_run(leaks):
+    for rank in (0, 1):
+        res = leaks['healthy_two_fits'][rank]
+        assert res['error'] is None and res['warnings'] == [] and res['other_warnings'] == []
+        assert [f for f in res['findings'] if f['severity'] != 'info'] == []
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="leaks: before_fit (order 100) sees fastai's DistributedDL wrappers and records an "
+                   "info finding 'dataloaders_changed' (shuffle True -> None, transforms replaced); fix: look through DistributedDL "
+                   "in _loader_summary (patch in the dist report)")
+def test_leak_detector_has_no_false_info_finding_under_ddp(leaks):
+    assert leaks['healthy_two_fits'][0]['findings'] == []
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="leaks: DDP's wrap replaces every buffer tensor (same values, new objects), and "
+                   "_check_buffers skips buffers whose id changed, and reads names of the DDP wrapper ('module.0.1...'); "
+                   "a training-mode forward between two distributed fits goes unreported (patch in the dist report)")
+def test_leak_detector_catches_a_forward_between_distributed_fits(leaks):
+    for rank in (0, 1):
+        assert [f['kind'] for f in leaks['forward_between_fits'][rank]['findings']] == ['buffers_outside_fit']

@@ -76,3 +76,9 @@ run('shared_streams', learn)
 # 5. planted: a rank-dependent learning rate
 learn = fresh_learner(small_xor, build_mlp, cbs=CrossRankConsistency(), seed=0, loss_func=nn.CrossEntropyLoss())
 run('lr_divergence', learn, lr=1e-3 * (rank + 1))
+
+# 6. under paranoid(): the guard is installed into every new Learner; rank 1 seeded differently before model init
+from fastai_paranoid.paranoid import paranoid, PARANOID_GUARDS
+with paranoid(guards=PARANOID_GUARDS + [CrossRankConsistency]):  # leaving the block removes the guards it added
+    learn = fresh_learner(small_xor, build_mlp, seed=0 if rank == 0 else 1, loss_func=nn.CrossEntropyLoss())
+    run('paranoid_init_divergence', learn)
