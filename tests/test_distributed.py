@@ -72,7 +72,10 @@ def test_rank_dependent_lr_is_caught(cross_rank):
     assert 'DDP' not in res['results'][0]['message']  # no weight differs, so no word about DDP's broadcast
 
 @pytest.fixture(scope='module')
-def freeze_bn(): return launch('freeze_bn.py')
+def guards(): return launch('guards.py') # freeze_bn.py and leaks.py in one launch
+
+@pytest.fixture(scope='module')
+def freeze_bn(guards): return guards
 
 @pytest.mark.slow
 def test_freeze_bn_stats_holds_sync_batchnorm_on_every_rank(freeze_bn):
@@ -107,7 +110,7 @@ def test_under_paranoid_the_divergence_is_caught(cross_rank):
         assert res['error_type'] == 'CrossRankDivergenceError' and 'rank 1 differs from rank 0' in res['error']
 
 @pytest.fixture(scope='module')
-def leaks(): return launch('leaks.py')
+def leaks(guards): return guards
 
 @pytest.mark.slow
 def test_leak_detector_reports_once_on_rank0(leaks):
