@@ -18,8 +18,6 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                                                                        'fastai_paranoid/bn.py'),
                                     'fastai_paranoid.bn.FreezeBNStats.before_fit': ( 'bn.html#freezebnstats.before_fit',
                                                                                      'fastai_paranoid/bn.py'),
-                                    'fastai_paranoid.bn.FreezeBNStats.before_train': ( 'bn.html#freezebnstats.before_train',
-                                                                                       'fastai_paranoid/bn.py'),
                                     'fastai_paranoid.bn._max_change': ('bn.html#_max_change', 'fastai_paranoid/bn.py'),
                                     'fastai_paranoid.bn._module_list': ('bn.html#_module_list', 'fastai_paranoid/bn.py'),
                                     'fastai_paranoid.bn._stat_buffers': ('bn.html#_stat_buffers', 'fastai_paranoid/bn.py'),

@@ -49,8 +49,8 @@ def norm_stats_drift(snapshot:dict, # what `norm_stats_snapshot` returned
             continue
         held = all(k in now and torch.equal(now[k], b) for k, b in before.items())
         row = {'layer': name}
-        for k in ('running_mean', 'running_var'):
-            row[k] = _max_change(before[k], now[k]) if k in before and k in now else float('nan')
+        for k in ('running_mean', 'running_var'):  # 4 significant digits: evidence to read; `verdict` is the exact comparison
+            row[k] = float(f"{_max_change(before[k], now[k]):.4g}") if k in before and k in now else float('nan')
         nbt = 'num_batches_tracked'
         row['batches_tracked'] = int(now[nbt] - before[nbt]) if nbt in before and nbt in now else 0
         row['verdict'] = 'held' if held else 'moved'
@@ -133,7 +133,6 @@ class FreezeBNStats(Callback):
         self._held = self._resolve()
         self._snapshot = norm_stats_snapshot(self._held)
         self._hold()
-    def before_train(self): self._hold()
     def before_batch(self): self._hold()
 
     def after_fit(self):

@@ -20,11 +20,13 @@ def splitter(m): return [list(m[0].parameters()), list(m[1].parameters())]
 class Spy(Callback):
     "Records, per fit, whether any watched layer's statistics differed from their value at before_fit, checked after every batch"
     order = 200
-    def __init__(self, layers): self.layers, self.fits = layers, []
+    def __init__(self, layers): self.layers, self.fits, self.fps_after_fit = layers, [], []
     def before_fit(self): self.snap, self.moved = norm_stats_snapshot(self.layers), False
     def after_batch(self):
         if self.training: self.moved |= any(r['verdict'] == 'moved' for r in norm_stats_drift(self.snap))
-    def after_fit(self): self.fits.append(self.moved)
+    def after_fit(self):
+        self.fits.append(self.moved)
+        self.fps_after_fit.append([fingerprint(b) for m in self.layers for b in m.buffers()])
 
 def quiet(learn):
     return learn.no_bar(), learn.no_logging()
@@ -57,6 +59,8 @@ def test_resnet18_trunk_bn_held_across_fit_one_cycle_lr_find_and_fine_tune(with_
     run_quiet(learn, lambda: learn.fine_tune(1, 1e-3))   # freeze, fit (frozen phase), unfreeze, fit
     # fits: fit_one_cycle, lr_find, fine_tune's frozen phase, fine_tune's unfrozen phase
     assert len(spy.fits) == 4
+    # across the three frozen fits, from the start to the end of fine_tune's frozen phase
+    assert (spy.fps_after_fit[2] == before) == with_cb
     if with_cb:
         assert spy.fits[:3] == [False, False, False]
         assert spy.fits[3], "unfrozen phase: nothing frozen, statistics train as usual"
@@ -177,7 +181,7 @@ def test_callback_draws_no_random_numbers():
     cb = FreezeBNStats()
     cb.learn = learn
     before = rng_fingerprint(learn.dls)
-    cb.before_fit(); cb.before_train(); cb.before_batch(); cb.after_fit()
+    cb.before_fit(); cb.before_batch(); cb.after_fit()
     assert rng_fingerprint(learn.dls) == before
 
 def test_after_fit_restores_mode_and_drops_references():
