@@ -182,6 +182,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                        'fastai_paranoid.leaks._loader_summary': ('leaks.html#_loader_summary', 'fastai_paranoid/leaks.py'),
                                        'fastai_paranoid.leaks._model_device': ('leaks.html#_model_device', 'fastai_paranoid/leaks.py'),
                                        'fastai_paranoid.leaks._module_path': ('leaks.html#_module_path', 'fastai_paranoid/leaks.py'),
+                                       'fastai_paranoid.leaks._param_versions': ('leaks.html#_param_versions', 'fastai_paranoid/leaks.py'),
                                        'fastai_paranoid.leaks._readable_path': ('leaks.html#_readable_path', 'fastai_paranoid/leaks.py'),
                                        'fastai_paranoid.leaks._reading': ('leaks.html#_reading', 'fastai_paranoid/leaks.py'),
                                        'fastai_paranoid.leaks._record_of': ('leaks.html#_record_of', 'fastai_paranoid/leaks.py'),

@@ -398,3 +398,29 @@ def test_silent_mixed_precision_gradient_accumulation_mixup_dropout():
         learn.to_fp16()
         fit(learn, 2)
     silent(learn)
+
+def test_silent_save_and_load_between_fits(tmp_path):
+    "A checkpoint load changes buffers and parameters outside a fit, on purpose"
+    model = nn.Sequential(nn.Sequential(nn.Conv2d(1, 8, 3, padding=1), nn.BatchNorm2d(8, affine=False), nn.ReLU(),
+                                        nn.AdaptiveAvgPool2d(1), nn.Flatten()), nn.Linear(8, 4))
+    learn = cnn_learner(model=model, on_leak='raise', path=tmp_path)
+    fit(learn)
+    learn.save('checkpoint')
+    fit(learn)
+    learn.load('checkpoint')
+    fit(learn)
+    silent(learn)
+
+def test_silent_lr_find_then_fit_one_cycle():
+    learn = xor_learner(on_leak='raise')
+    with learn.no_bar(), learn.no_logging():
+        learn.lr_find(num_it=6, show_plot=False)
+        learn.fit_one_cycle(2, 1e-2)
+    silent(learn)
+
+def test_probe_hooks_are_removed_and_the_learner_still_pickles(tmp_path):
+    learn = fit(xor_learner(dls=exportable_dls(), model=nn.Sequential(build_mlp(), NoisyEval()), path=tmp_path))
+    assert kinds(learn) == ['eval_random']
+    assert all(not m._forward_hooks and not m._forward_pre_hooks for m in learn.model.modules())
+    learn.export('export.pkl')
+    assert load_learner(tmp_path/'export.pkl').state_leak_detector.findings[0].kind == 'eval_random'
