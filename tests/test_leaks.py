@@ -255,14 +255,18 @@ def test_one_detector_per_learner_even_when_installed_twice():
     "As `paranoid()` may do: the class in defaults.callbacks, and an instance in cbs too"
     from fastai.callback.core import defaults
     defaults.callbacks.append(StateLeakDetector)
+    StateLeakDetector.default_on_leak = 'log'
     try:
         model = build_mlp()
         fit(Learner(small_xor(), model, loss_func=nn.CrossEntropyLoss()))
         learn = fit(Learner(small_xor(), model, loss_func=nn.CrossEntropyLoss(), cbs=[StateLeakDetector(on_leak='log')]))
-    finally: defaults.callbacks.remove(StateLeakDetector)
+    finally:
+        defaults.callbacks.remove(StateLeakDetector)
+        StateLeakDetector.default_on_leak = 'warn'
     detectors = [cb for cb in learn.cbs if isinstance(cb, StateLeakDetector)]
     assert len(detectors) == 2
     assert [f.kind for f in detectors[0].findings] == ['reused_model'] and detectors[1].findings == []
+    assert detectors[0].on_leak == 'log' and StateLeakDetector().on_leak == 'warn'
 
 class Boom(Exception): pass
 class Exploding(nn.Module):
