@@ -428,3 +428,13 @@ def test_probe_hooks_are_removed_and_the_learner_still_pickles(tmp_path):
     assert all(not m._forward_hooks and not m._forward_pre_hooks for m in learn.model.modules())
     learn.export('export.pkl')
     assert load_learner(tmp_path/'export.pkl').state_leak_detector.findings[0].kind == 'eval_random'
+
+def test_silent_when_the_other_learner_is_gone():
+    "A DataLoaders changed after the only other Learner using it was deleted: an info line, not a warning"
+    dls = small_xor()
+    first = fit(xor_learner(dls=dls))
+    second = xor_learner(dls=dls, on_leak='raise')
+    del first
+    dls.train.bs = 16
+    fit(second)
+    assert kinds(second) == ['dataloaders_changed'] and loud(second) == []
