@@ -161,6 +161,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                        'fastai_paranoid.leaks._WeakIdMap.get': ('leaks.html#_weakidmap.get', 'fastai_paranoid/leaks.py'),
                                        'fastai_paranoid.leaks._WeakIdMap.set': ('leaks.html#_weakidmap.set', 'fastai_paranoid/leaks.py'),
                                        'fastai_paranoid.leaks._alive': ('leaks.html#_alive', 'fastai_paranoid/leaks.py'),
+                                       'fastai_paranoid.leaks._also': ('leaks.html#_also', 'fastai_paranoid/leaks.py'),
                                        'fastai_paranoid.leaks._and_more': ('leaks.html#_and_more', 'fastai_paranoid/leaks.py'),
                                        'fastai_paranoid.leaks._check_at': ('leaks.html#_check_at', 'fastai_paranoid/leaks.py'),
                                        'fastai_paranoid.leaks._check_buffers': ('leaks.html#_check_buffers', 'fastai_paranoid/leaks.py'),

@@ -76,7 +76,7 @@ def test_1_parameters_shared_by_a_new_model():
     fit(xor_learner(model=nn.Sequential(trunk, nn.Linear(32, 2))))
     second = fit(xor_learner(model=nn.Sequential(trunk, nn.Linear(32, 2))))
     f = the(second, 'reused_params')
-    assert f.severity == 'warning' and f.path == 'model.0.0.weight' and '1 more' in f.evidence
+    assert f.severity == 'warning' and f.path == 'model.0.0.weight' and '1 more of this model' in f.evidence
     assert 'deepcopy' in f.fix
 
 def test_2_optimizer_shared_between_learners():
