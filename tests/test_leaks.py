@@ -438,3 +438,26 @@ def test_silent_when_the_other_learner_is_gone():
     dls.train.bs = 16
     fit(second)
     assert kinds(second) == ['dataloaders_changed'] and loud(second) == []
+
+def reinit(model):
+    for m in model.modules():
+        if hasattr(m, 'reset_parameters'): m.reset_parameters()
+
+def test_2_optimizer_state_carried_into_a_restart():
+    learn = fit(xor_learner())
+    reinit(learn.model)
+    fit(learn)
+    f = the(learn, 'optimizer_state')
+    assert f.path == 'opt (Optimizer)' and 'stale momentum' in f.evidence and 'reset_opt=True' in f.fix
+
+def test_silent_restart_with_a_new_optimizer_and_freeze_unfreeze(tmp_path):
+    learn = fit(xor_learner(on_leak='raise', path=tmp_path))
+    reinit(learn.model)
+    fit(learn, reset_opt=True)
+    learn.save('ckpt')
+    fit(learn)
+    learn.load('ckpt') # with its optimizer state, fastai's default
+    fit(learn)
+    learn.freeze(); learn.unfreeze()
+    fit(learn)
+    silent(learn)
