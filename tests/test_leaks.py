@@ -461,3 +461,13 @@ def test_silent_restart_with_a_new_optimizer_and_freeze_unfreeze(tmp_path):
     learn.freeze(); learn.unfreeze()
     fit(learn)
     silent(learn)
+
+def test_detector_added_after_the_learners_were_built():
+    dls = small_xor()
+    first, second = xor_learner(dls=dls), Learner(dls, build_mlp(), loss_func=nn.CrossEntropyLoss())
+    second.add_cb(StateLeakDetector(on_leak='log'))
+    fit(second)
+    fit(first)
+    first.dls.train.bs = 16
+    fit(second)
+    assert the(second, 'shared_dataloaders').evidence.startswith('is shared with Learner #')
