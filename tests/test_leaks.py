@@ -4,6 +4,7 @@ from functools import partial
 import numpy as np, pytest
 from fastai.data.core import Datasets
 from fastai.losses import CrossEntropyLossFlat
+from fastai.data.block import CategoryBlock
 import torch
 from torch import nn
 from fastai.learner import Learner, Metric, load_learner
@@ -471,3 +472,33 @@ def test_detector_added_after_the_learners_were_built():
     first.dls.train.bs = 16
     fit(second)
     assert the(second, 'shared_dataloaders').evidence.startswith('is shared with Learner #')
+
+@pytest.mark.slow
+def test_silent_vision_learner_workflow(tmp_path):
+    "vision_learner (built frozen), lr_find, fine_tune, get_preds: fastai's own path"
+    from fastai.vision.learner import vision_learner
+    from torchvision.models import resnet18
+    dls = random_image_dls(n_train=16, n_valid=8, size=32, c_in=3, bs=8)
+    learn = vision_learner(dls, resnet18, pretrained=False, loss_func=nn.CrossEntropyLoss(), n_out=4, path=tmp_path,
+                           cbs=StateLeakDetector(on_leak='raise'))
+    learn.freeze() # what vision_learner does with pretrained weights (none can be downloaded here)
+    with learn.no_bar(), learn.no_logging():
+        learn.lr_find(num_it=6, show_plot=False)
+        learn.fine_tune(1, 1e-3, freeze_epochs=1)
+        learn.get_preds()
+    silent(learn)
+
+@pytest.mark.slow
+def test_silent_tabular_learner_predict_between_fits():
+    import pandas as pd
+    from fastai.tabular.all import TabularDataLoaders, tabular_learner, Categorify, Normalize
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({'a': rng.normal(size=64), 'b': rng.normal(size=64), 'c': rng.choice(['x', 'y'], 64)})
+    df['y'] = (df.a * df.b > 0).astype(int)
+    dls = TabularDataLoaders.from_df(df, procs=[Categorify, Normalize], cat_names=['c'], cont_names=['a', 'b'],
+                                     y_names='y', y_block=CategoryBlock(), valid_idx=list(range(48, 64)), bs=16)
+    learn = tabular_learner(dls, layers=[8], n_out=2, cbs=StateLeakDetector(on_leak='raise'))
+    fit(learn)
+    learn.predict(df.iloc[0])
+    fit(learn)
+    silent(learn)
