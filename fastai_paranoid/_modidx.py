@@ -101,6 +101,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                                                                                   'fastai_paranoid/leaks.py'),
                                        'fastai_paranoid.leaks.StateLeakDetector._emit': ( 'leaks.html#stateleakdetector._emit',
                                                                                           'fastai_paranoid/leaks.py'),
+                                       'fastai_paranoid.leaks.StateLeakDetector._end_snapshot': ( 'leaks.html#stateleakdetector._end_snapshot',
+                                                                                                  'fastai_paranoid/leaks.py'),
                                        'fastai_paranoid.leaks.StateLeakDetector._first_detector': ( 'leaks.html#stateleakdetector._first_detector',
                                                                                                     'fastai_paranoid/leaks.py'),
                                        'fastai_paranoid.leaks.StateLeakDetector._frozen_snapshot': ( 'leaks.html#stateleakdetector._frozen_snapshot',

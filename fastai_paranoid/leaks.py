@@ -395,7 +395,7 @@ class StateLeakDetector(Callback):
     # --- events
     def after_create(self):
         if not self._first_detector(): return
-        self._note_dls(_record_of(self.learn))
+        self._run_checks(_record_of(self.learn), [StateLeakDetector._note_dls])
 
     def before_fit(self):
         learn, real = _running_learner()
@@ -408,10 +408,9 @@ class StateLeakDetector(Callback):
         if rec.in_fit: rec.after_fit_buffers = None # the last fit was interrupted: its end state was never recorded
         rec.in_fit, rec.epoch_values = True, []
         rec.lr_find = any(isinstance(cb, LRFinder) for cb in self.learn.cbs)
-        self._run_checks(rec, _CHECKS_AT['before_fit'])
-        rec.frozen = self._frozen_snapshot()
-        self._remember(rec)
-        self._emit()
+        self._run_checks(rec, _CHECKS_AT['before_fit'] + [StateLeakDetector._frozen_snapshot])
+        self._emit() # with on_leak='raise', the run stops here and is not remembered as a use of the model
+        self._run_checks(rec, [StateLeakDetector._remember])
 
     def before_validate(self):
         if not self._rt.active: return
@@ -454,11 +453,7 @@ class StateLeakDetector(Callback):
         rec.in_fit = False
         self._run_checks(rec, _CHECKS_AT['after_fit'])
         if not rec.lr_find: rec.n_fits += 1
-        rec.after_fit_buffers = self._buffer_snapshot()
-        rec.param_versions = _param_versions(self.learn.model)
-        opt = self.learn.opt
-        rec.opt_state = None if opt is None else (id(opt), _opt_state_versions(opt))
-        self._note_dls(rec)
+        self._run_checks(rec, [StateLeakDetector._end_snapshot, StateLeakDetector._note_dls])
         self._emit()
 
     # --- what is remembered
@@ -477,10 +472,17 @@ class StateLeakDetector(Callback):
         for p in model.parameters(): _trained_params.set(p, rec.serial)
         if self.learn.opt is not None: _optimizers.set(self.learn.opt, rec.serial)
 
-    def _frozen_snapshot(self)->dict:
+    def _frozen_snapshot(self, rec):
         "Fingerprints of the frozen parameters an optimizer could still step: those that kept a gradient"
-        return {name: (id(p), fingerprint(p), p.detach().float().norm().item())
-                for name, p in self.learn.model.named_parameters() if not p.requires_grad and p.grad is not None}
+        rec.frozen = {name: (id(p), fingerprint(p), p.detach().float().norm().item())
+                      for name, p in self.learn.model.named_parameters() if not p.requires_grad and p.grad is not None}
+
+    def _end_snapshot(self, rec):
+        "What the next fit compares with: buffers, parameter versions, optimizer state versions"
+        rec.after_fit_buffers = self._buffer_snapshot()
+        rec.param_versions = _param_versions(self.learn.model)
+        opt = self.learn.opt
+        rec.opt_state = None if opt is None else (id(opt), _opt_state_versions(opt))
 
     def _buffer_snapshot(self)->dict:
         "Fingerprints of every buffer (BatchNorm statistics...) and of its module's own parameters"

@@ -502,3 +502,12 @@ def test_silent_tabular_learner_predict_between_fits():
     learn.predict(df.iloc[0])
     fit(learn)
     silent(learn)
+
+def test_a_bug_in_a_check_never_stops_training():
+    def broken_check(det, rec): raise KeyError('oops')
+    leaks._CHECKS_AT['before_fit'].append(broken_check)
+    try:
+        learn = xor_learner(on_leak='raise')
+        with pytest.warns(ParanoidWarning, match='internal error in `broken_check`'): fit(learn, 2)
+    finally: leaks._CHECKS_AT['before_fit'].remove(broken_check)
+    assert len(learn.recorder.values) == 2
