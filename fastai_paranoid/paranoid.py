@@ -9,6 +9,7 @@ from fastcore.basics import store_attr
 from fastai.callback.core import Callback, defaults
 from fastai.callback.schedule import LRFinder
 from .core import get_rng_states, set_rng_states
+from .leaks import StateLeakDetector
 
 # %% auto #0
 __all__ = ['PARANOID_GUARDS', 'PreserveLRFindRNG', 'ParanoidInstaller', 'paranoid', 'is_paranoid']
@@ -29,7 +30,7 @@ class PreserveLRFindRNG(Callback):
         set_rng_states(states)
 
 # %% ../nbs/21_paranoid.ipynb #28dca7c3
-PARANOID_GUARDS = [PreserveLRFindRNG]
+PARANOID_GUARDS = [StateLeakDetector, PreserveLRFindRNG]
 
 _settings = {'on': False, 'guards': [], 'on_leak': 'warn'}
 _added = weakref.WeakKeyDictionary() # Learner -> the guard instances paranoid() gave it
