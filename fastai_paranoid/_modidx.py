@@ -12,6 +12,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                                                                       'fastai_paranoid/cli.py'),
                                      'fastai_paranoid.cli.Findings.problems': ('cli.html#findings.problems', 'fastai_paranoid/cli.py'),
                                      'fastai_paranoid.cli.Findings.report': ('cli.html#findings.report', 'fastai_paranoid/cli.py'),
+                                     'fastai_paranoid.cli._display': ('cli.html#_display', 'fastai_paranoid/cli.py'),
                                      'fastai_paranoid.cli._exec_cell': ('cli.html#_exec_cell', 'fastai_paranoid/cli.py'),
                                      'fastai_paranoid.cli._is_ipython_line': ('cli.html#_is_ipython_line', 'fastai_paranoid/cli.py'),
                                      'fastai_paranoid.cli._user_traceback': ('cli.html#_user_traceback', 'fastai_paranoid/cli.py'),

@@ -92,6 +92,12 @@ def notebook_cells(path)->list:
         res.append((i, code, skipped))
     return res
 
+def _display(*objs, **kwargs):
+    "`display` as notebooks have it, printing in a terminal"
+    try: from IPython.display import display
+    except ImportError: display = lambda *o, **kw: print(*map(repr, o))
+    display(*objs, **kwargs)
+
 def _exec_cell(code, filename, ns):
     "Run one cell's code in `ns`; print the value of a last expression, as a notebook shows it"
     linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
@@ -109,7 +115,7 @@ def run_notebook(path, # a .ipynb file
     "Run the code cells of the notebook at `path` in order, in one namespace, from the notebook's folder"
     path = Path(path).resolve()
     cells = notebook_cells(path)
-    ns = {'__name__': '__main__'}
+    ns = {'__name__': '__main__', 'display': _display}
     saved_cwd, saved_path = os.getcwd(), list(sys.path)
     os.chdir(path.parent)
     sys.path.insert(0, str(path.parent))

@@ -33,7 +33,7 @@ class PreserveLRFindRNG(Callback):
 PARANOID_GUARDS = [StateLeakDetector, PreserveLRFindRNG]
 
 _settings = {'on': False, 'guards': [], 'on_leak': 'warn'}
-_added = weakref.WeakKeyDictionary() # Learner -> the guard instances paranoid() gave it
+_added = weakref.WeakKeyDictionary() # Learner -> weak references to the guards paranoid() gave it (a strong one would keep the Learner alive)
 
 class ParanoidInstaller(Callback):
     "Give each new Learner the guards `paranoid()` was called with, then leave it"
@@ -48,7 +48,7 @@ class ParanoidInstaller(Callback):
             learn.add_cb(guard)
             guard('after_create')
             added.append(guard)
-        _added[learn] = _added.get(learn, []) + added
+        _added[learn] = _added.get(learn, []) + [weakref.ref(cb) for cb in added]
         learn.remove_cb(self)
 
 def _check_guards(guards):
@@ -65,8 +65,9 @@ def _apply(on, guards, on_leak):
         if ParanoidInstaller not in defaults.callbacks: defaults.callbacks.append(ParanoidInstaller)
         return
     while ParanoidInstaller in defaults.callbacks: defaults.callbacks.remove(ParanoidInstaller)
-    for learn, cbs in list(_added.items()):
-        attached = [cb for cb in cbs if getattr(cb, 'learn', None) is learn and cb in learn.cbs]
+    for learn, refs in list(_added.items()):
+        cbs = [r() for r in refs]
+        attached = [cb for cb in cbs if cb is not None and getattr(cb, 'learn', None) is learn and cb in learn.cbs]
         if attached: learn.remove_cbs(attached)
     _added.clear()
 

@@ -163,3 +163,13 @@ def test_guarded_fit_is_the_unguarded_fit():
 def test_bad_input(bad, match):
     with pytest.raises((TypeError, ValueError), match=match): paranoid(**bad)
     assert not is_paranoid()
+
+def test_learners_made_under_paranoid_can_be_garbage_collected():
+    import gc, weakref
+    paranoid()
+    learn = new_learner()
+    with learn.no_bar(), learn.no_logging(): learn.fit(1)
+    ref = weakref.ref(learn)
+    del learn
+    gc.collect()
+    assert ref() is None, "paranoid() must not keep Learners alive"
