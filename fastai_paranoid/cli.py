@@ -93,10 +93,8 @@ def notebook_cells(path)->list:
     return res
 
 def _display(*objs, **kwargs):
-    "`display` as notebooks have it, printing in a terminal"
-    try: from IPython.display import display
-    except ImportError: display = lambda *o, **kw: print(*map(repr, o))
-    display(*objs, **kwargs)
+    "`display` as notebooks have it, for a terminal: print each object's repr"
+    for o in objs: print(repr(o))
 
 def _exec_cell(code, filename, ns):
     "Run one cell's code in `ns`; print the value of a last expression, as a notebook shows it"
