@@ -4,6 +4,7 @@ from functools import partial
 import numpy as np, pytest
 from fastai.data.core import Datasets
 from fastai.losses import CrossEntropyLossFlat
+from fastai.data.block import CategoryBlock
 import torch
 from torch import nn
 from fastai.learner import Learner, Metric, load_learner
@@ -76,7 +77,7 @@ def test_1_parameters_shared_by_a_new_model():
     fit(xor_learner(model=nn.Sequential(trunk, nn.Linear(32, 2))))
     second = fit(xor_learner(model=nn.Sequential(trunk, nn.Linear(32, 2))))
     f = the(second, 'reused_params')
-    assert f.severity == 'warning' and f.path == 'model.0.0.weight' and '1 more' in f.evidence
+    assert f.severity == 'warning' and f.path == 'model.0.0.weight' and '1 more of this model' in f.evidence
     assert 'deepcopy' in f.fix
 
 def test_2_optimizer_shared_between_learners():
@@ -255,14 +256,18 @@ def test_one_detector_per_learner_even_when_installed_twice():
     "As `paranoid()` may do: the class in defaults.callbacks, and an instance in cbs too"
     from fastai.callback.core import defaults
     defaults.callbacks.append(StateLeakDetector)
+    StateLeakDetector.default_on_leak = 'log'
     try:
         model = build_mlp()
         fit(Learner(small_xor(), model, loss_func=nn.CrossEntropyLoss()))
         learn = fit(Learner(small_xor(), model, loss_func=nn.CrossEntropyLoss(), cbs=[StateLeakDetector(on_leak='log')]))
-    finally: defaults.callbacks.remove(StateLeakDetector)
+    finally:
+        defaults.callbacks.remove(StateLeakDetector)
+        StateLeakDetector.default_on_leak = 'warn'
     detectors = [cb for cb in learn.cbs if isinstance(cb, StateLeakDetector)]
     assert len(detectors) == 2
     assert [f.kind for f in detectors[0].findings] == ['reused_model'] and detectors[1].findings == []
+    assert detectors[0].on_leak == 'log' and StateLeakDetector().on_leak == 'warn'
 
 class Boom(Exception): pass
 class Exploding(nn.Module):
@@ -397,4 +402,103 @@ def test_silent_mixed_precision_gradient_accumulation_mixup_dropout():
         warnings.simplefilter('ignore') # CUDA autocast on a CPU-only machine warns that it is disabled
         learn.to_fp16()
         fit(learn, 2)
+    silent(learn)
+
+def test_silent_save_and_load_between_fits(tmp_path):
+    "A checkpoint load changes buffers and parameters outside a fit, on purpose"
+    model = nn.Sequential(nn.Sequential(nn.Conv2d(1, 8, 3, padding=1), nn.BatchNorm2d(8, affine=False), nn.ReLU(),
+                                        nn.AdaptiveAvgPool2d(1), nn.Flatten()), nn.Linear(8, 4))
+    learn = cnn_learner(model=model, on_leak='raise', path=tmp_path)
+    fit(learn)
+    learn.save('checkpoint')
+    fit(learn)
+    learn.load('checkpoint')
+    fit(learn)
+    silent(learn)
+
+def test_silent_lr_find_then_fit_one_cycle():
+    learn = xor_learner(on_leak='raise')
+    with learn.no_bar(), learn.no_logging():
+        learn.lr_find(num_it=6, show_plot=False)
+        learn.fit_one_cycle(2, 1e-2)
+    silent(learn)
+
+def test_probe_hooks_are_removed_and_the_learner_still_pickles(tmp_path):
+    learn = fit(xor_learner(dls=exportable_dls(), model=nn.Sequential(build_mlp(), NoisyEval()), path=tmp_path))
+    assert kinds(learn) == ['eval_random']
+    assert all(not m._forward_hooks and not m._forward_pre_hooks for m in learn.model.modules())
+    learn.export('export.pkl')
+    assert load_learner(tmp_path/'export.pkl').state_leak_detector.findings[0].kind == 'eval_random'
+
+def test_silent_when_the_other_learner_is_gone():
+    "A DataLoaders changed after the only other Learner using it was deleted: an info line, not a warning"
+    dls = small_xor()
+    first = fit(xor_learner(dls=dls))
+    second = xor_learner(dls=dls, on_leak='raise')
+    del first
+    dls.train.bs = 16
+    fit(second)
+    assert kinds(second) == ['dataloaders_changed'] and loud(second) == []
+
+def reinit(model):
+    for m in model.modules():
+        if hasattr(m, 'reset_parameters'): m.reset_parameters()
+
+def test_2_optimizer_state_carried_into_a_restart():
+    learn = fit(xor_learner())
+    reinit(learn.model)
+    fit(learn)
+    f = the(learn, 'optimizer_state')
+    assert f.path == 'opt (Optimizer)' and 'stale momentum' in f.evidence and 'reset_opt=True' in f.fix
+
+def test_silent_restart_with_a_new_optimizer_and_freeze_unfreeze(tmp_path):
+    learn = fit(xor_learner(on_leak='raise', path=tmp_path))
+    reinit(learn.model)
+    fit(learn, reset_opt=True)
+    learn.save('ckpt')
+    fit(learn)
+    learn.load('ckpt') # with its optimizer state, fastai's default
+    fit(learn)
+    learn.freeze(); learn.unfreeze()
+    fit(learn)
+    silent(learn)
+
+def test_detector_added_after_the_learners_were_built():
+    dls = small_xor()
+    first, second = xor_learner(dls=dls), Learner(dls, build_mlp(), loss_func=nn.CrossEntropyLoss())
+    second.add_cb(StateLeakDetector(on_leak='log'))
+    fit(second)
+    fit(first)
+    first.dls.train.bs = 16
+    fit(second)
+    assert the(second, 'shared_dataloaders').evidence.startswith('is shared with Learner #')
+
+@pytest.mark.slow
+def test_silent_vision_learner_workflow(tmp_path):
+    "vision_learner (built frozen), lr_find, fine_tune, get_preds: fastai's own path"
+    from fastai.vision.learner import vision_learner
+    from torchvision.models import resnet18
+    dls = random_image_dls(n_train=16, n_valid=8, size=32, c_in=3, bs=8)
+    learn = vision_learner(dls, resnet18, pretrained=False, loss_func=nn.CrossEntropyLoss(), n_out=4, path=tmp_path,
+                           cbs=StateLeakDetector(on_leak='raise'))
+    learn.freeze() # what vision_learner does with pretrained weights (none can be downloaded here)
+    with learn.no_bar(), learn.no_logging():
+        learn.lr_find(num_it=6, show_plot=False)
+        learn.fine_tune(1, 1e-3, freeze_epochs=1)
+        learn.get_preds()
+    silent(learn)
+
+@pytest.mark.slow
+def test_silent_tabular_learner_predict_between_fits():
+    import pandas as pd
+    from fastai.tabular.all import TabularDataLoaders, tabular_learner, Categorify, Normalize
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({'a': rng.normal(size=64), 'b': rng.normal(size=64), 'c': rng.choice(['x', 'y'], 64)})
+    df['y'] = (df.a * df.b > 0).astype(int)
+    dls = TabularDataLoaders.from_df(df, procs=[Categorify, Normalize], cat_names=['c'], cont_names=['a', 'b'],
+                                     y_names='y', y_block=CategoryBlock(), valid_idx=list(range(48, 64)), bs=16)
+    learn = tabular_learner(dls, layers=[8], n_out=2, cbs=StateLeakDetector(on_leak='raise'))
+    fit(learn)
+    learn.predict(df.iloc[0])
+    fit(learn)
     silent(learn)
