@@ -51,6 +51,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                       'fastai_paranoid.core._dataloaders_of': ('core.html#_dataloaders_of', 'fastai_paranoid/core.py'),
                                       'fastai_paranoid.core._own_params': ('core.html#_own_params', 'fastai_paranoid/core.py'),
                                       'fastai_paranoid.core._partial_sums': ('core.html#_partial_sums', 'fastai_paranoid/core.py'),
+                                      'fastai_paranoid.core._unit_and_position_weights': ( 'core.html#_unit_and_position_weights',
+                                                                                           'fastai_paranoid/core.py'),
                                       'fastai_paranoid.core.fingerprint': ('core.html#fingerprint', 'fastai_paranoid/core.py'),
                                       'fastai_paranoid.core.fingerprints': ('core.html#fingerprints', 'fastai_paranoid/core.py'),
                                       'fastai_paranoid.core.frozen_modules': ('core.html#frozen_modules', 'fastai_paranoid/core.py'),
