@@ -4,39 +4,62 @@
 
 # %% ../nbs/22_cli.ipynb #99135792
 from __future__ import annotations
-import argparse, ast, contextlib, json, linecache, os, runpy, sys, tempfile, traceback, warnings
+import argparse, ast, contextlib, io, json, linecache, os, runpy, sys, tempfile, traceback, warnings
 from pathlib import Path
 from .core import ParanoidWarning, ResultTable
+from .leaks import StateLeakWarning, all_findings, clear_findings, findings_report
 from .paranoid import paranoid
+from torch import nn
+from fastai.callback.core import Callback
 
 # %% auto #0
-__all__ = ['collect_findings', 'findings_table', 'run_script', 'notebook_cells', 'run_notebook', 'demo', 'check', 'main']
+__all__ = ['Findings', 'collect_findings', 'run_script', 'notebook_cells', 'run_notebook', 'BestValidLoss', 'demo', 'check',
+           'main']
 
 # %% ../nbs/22_cli.ipynb #a47af314
+class Findings:
+    "What one checked run found: the state-leak detector's findings and the other guards' warnings"
+    def __init__(self):
+        self.leaks, self.warnings = [], [] # `leaks.Finding`s; `warnings.WarningMessage`s of other ParanoidWarnings
+    @property
+    def problems(self)->int:
+        "How many findings count against the run: leak findings that are not `info`, and every other guard warning"
+        return sum(f.severity != 'info' for f in self.leaks) + len(self.other_warnings())
+    def other_warnings(self)->list:
+        "The distinct `ParanoidWarning`s that are not the detector's own (those are in `self.leaks`)"
+        res, seen = [], set()
+        for w in self.warnings:
+            key = (w.category, str(w.message))
+            if issubclass(w.category, StateLeakWarning) or key in seen: continue
+            seen.add(key)
+            res.append(w)
+        return res
+    def report(self, name:str='the run')->str:
+        "The report as text: the leak table, then the other guards' warnings"
+        if not self.leaks and not self.other_warnings(): return f"fastai-paranoid: no findings in {name}"
+        out = [f"fastai-paranoid: {self.problems} problem(s) found in {name}"]
+        if self.leaks: out.append(str(findings_report(self.leaks, title='State leaks')))
+        others = self.other_warnings()
+        if others:
+            rows = [{'guard': w.category.__name__, 'message': str(w.message)} for w in others]
+            out.append(str(ResultTable(rows, columns=['guard', 'message'], title='Other guards')))
+        return '\n\n'.join(out)
+
 @contextlib.contextmanager
 def collect_findings():
-    "Record every `ParanoidWarning` issued in the body (and still show it); yields the list of `warnings.WarningMessage`"
-    found = []
+    "Gather the findings of the body: the leak detector's (from a clean slate) and every `ParanoidWarning`, still shown"
+    found = Findings()
+    clear_findings()
     with warnings.catch_warnings():
         warnings.simplefilter('always', ParanoidWarning)
         show = warnings.showwarning
         def _record(message, category, filename, lineno, file=None, line=None):
             if issubclass(category, ParanoidWarning):
-                found.append(warnings.WarningMessage(message, category, filename, lineno, file, line))
+                found.warnings.append(warnings.WarningMessage(message, category, filename, lineno, file, line))
             show(message, category, filename, lineno, file, line)
         warnings.showwarning = _record
-        yield found
-
-def findings_table(found:list, # what `collect_findings` recorded
-                   title:str='fastai-paranoid findings')->ResultTable:
-    "The recorded findings as a `ResultTable`: one row per distinct warning"
-    rows, seen = [], set()
-    for w in found:
-        key = (w.category, str(w.message))
-        if key in seen: continue
-        seen.add(key)
-        rows.append({'#': len(rows) + 1, 'category': w.category.__name__, 'message': str(w.message)})
-    return ResultTable(rows, columns=['#', 'category', 'message'], title=title)
+        try: yield found
+        finally: found.leaks = all_findings()
 
 # %% ../nbs/22_cli.ipynb #bf3ef767
 def run_script(path, # a .py file
@@ -69,6 +92,10 @@ def notebook_cells(path)->list:
         res.append((i, code, skipped))
     return res
 
+def _display(*objs, **kwargs):
+    "`display` as notebooks have it, for a terminal: print each object's repr"
+    for o in objs: print(repr(o))
+
 def _exec_cell(code, filename, ns):
     "Run one cell's code in `ns`; print the value of a last expression, as a notebook shows it"
     linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
@@ -86,7 +113,7 @@ def run_notebook(path, # a .ipynb file
     "Run the code cells of the notebook at `path` in order, in one namespace, from the notebook's folder"
     path = Path(path).resolve()
     cells = notebook_cells(path)
-    ns = {'__name__': '__main__'}
+    ns = {'__name__': '__main__', 'display': _display}
     saved_cwd, saved_path = os.getcwd(), list(sys.path)
     os.chdir(path.parent)
     sys.path.insert(0, str(path.parent))
@@ -98,15 +125,38 @@ def run_notebook(path, # a .ipynb file
         os.chdir(saved_cwd)
         sys.path[:] = saved_path
 
+# %% ../nbs/22_cli.ipynb #ba39ac0e
+class BestValidLoss(Callback):
+    "The best validation loss seen so far (its `best` lives across fits: one instance per run, or it leaks)"
+    order = 60 # after the Recorder has logged the epoch
+    def __init__(self): self.best = float('inf')
+    def after_epoch(self): self.best = min(self.best, self.learn.recorder.values[-1][1])
+
+def demo():
+    "Seed 000's pipeline on the XOR task with three planted leaks; a few seconds on a CPU"
+    from fastai.learner import Learner
+    from fastai.callback.tracker import SaveModelCallback
+    from fastai.metrics import accuracy
+    from fastai_paranoid.fixtures import xor_dls, build_mlp
+    def fit(learn, epochs=2): # quietly: no bars, no logs, no "Better model found" lines
+        with learn.no_bar(), learn.no_logging(), contextlib.redirect_stdout(io.StringIO()): learn.fit(epochs, 1e-2)
+    with tempfile.TemporaryDirectory() as tmp:
+        print("demo 1/3: seed 000's loop, three 'runs' handed the same model (each run continues the last)")
+        dls, model = xor_dls(), build_mlp()
+        for run in range(3): fit(Learner(dls, model, loss_func=nn.CrossEntropyLoss(), metrics=accuracy, path=tmp))
+        print("demo 2/3: one BestValidLoss instance shared by two runs (run 2 starts from run 1's best)")
+        tracker = BestValidLoss()
+        for run in range(2): fit(Learner(xor_dls(seed=run), build_mlp(), loss_func=nn.CrossEntropyLoss(), cbs=tracker, path=tmp))
+        print("demo 3/3: two folds, each saving its best model to SaveModelCallback's default fname='model'")
+        for fold in range(2):
+            fit(Learner(xor_dls(seed=10 + fold), build_mlp(), loss_func=nn.CrossEntropyLoss(), cbs=SaveModelCallback(), path=tmp))
+
 # %% ../nbs/22_cli.ipynb #77c4377c
 def _user_traceback(e, filenames):
     "The exception's traceback from the first frame in the user's code on (our frames above it are noise)"
     tb = e.__traceback__
     while tb is not None and not any(tb.tb_frame.f_code.co_filename.startswith(f) for f in filenames): tb = tb.tb_next
     return tb or e.__traceback__
-
-def demo():
-    "placeholder"
 
 def check(path=None, # a script (.py) or notebook (.ipynb); None runs the built-in demo
           args=(), # the script's command-line arguments
@@ -138,10 +188,9 @@ def check(path=None, # a script (.py) or notebook (.ipynb); None runs the built-
             traceback.print_exception(type(e), e, _user_traceback(e, filenames), file=sys.stderr)
             print(f"fastai-paranoid: {name} raised {type(e).__name__}; the findings up to that point follow.", file=sys.stderr)
             failed = True
-    table = findings_table(found, title=f"fastai-paranoid: {len(findings_table(found))} finding(s) in {name}")
-    print(table if len(table) else f"fastai-paranoid: no findings in {name}")
+    print(found.report(name))
     if failed: return 2
-    return 1 if len(table) else 0
+    return 1 if found.problems else 0
 
 def main(argv:list|None=None, # the arguments (default: `sys.argv[1:]`)
         )->int:

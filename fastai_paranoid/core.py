@@ -88,6 +88,18 @@ def _partial_sums(bits):
     if n > in_rows: parts.append(bits[in_rows:].to(acc))
     return parts
 
+_WEIGHTS = {} # device -> (2, n) int64: a row of ones, a row of position weights (grown on demand)
+
+def _unit_and_position_weights(n, device):
+    "Rows [1, 1, ...] and [w_0, w_1, ...] of length `n`, `w_i = i * 2654435761 + 1` (an odd multiplier: distinct for distinct `i`)"
+    w = _WEIGHTS.get(device)
+    if w is None or w.shape[1] < n:
+        size = max(n, 4096)
+        w = torch.stack([torch.ones(size, dtype=torch.int64, device=device),
+                         torch.arange(size, dtype=torch.int64, device=device) * 2654435761 + 1])
+        _WEIGHTS[device] = w
+    return w[:, :n]
+
 def fingerprints(tensors:list, # tensors, on any devices
                 )->list:
     "`fingerprint` of each tensor in `tensors`, with one transfer to the host per device"
@@ -101,10 +113,10 @@ def fingerprints(tensors:list, # tensors, on any devices
             p = _partial_sums(_bits(tensors[i]))
             parts += p
             lengths.append(sum(x.numel() for x in p))
-        values = torch.cat(parts).to(torch.int64) if parts else torch.zeros(0, dtype=torch.int64, device=device)
-        if len(idxs) == 1: # one tensor: no segments to track
-            weights = torch.arange(values.numel(), device=device) * 2654435761 + 1
-            plain, weighted = torch.stack([values.sum(), (values * weights).sum()]).tolist()
+        if not parts: parts = [torch.zeros(0, dtype=torch.int64, device=device)]
+        values = (parts[0] if len(parts) == 1 else torch.cat(parts)).to(torch.int64)
+        if len(idxs) == 1: # one tensor: no segments to track, one multiply and one sum for both sums
+            plain, weighted = (values * _unit_and_position_weights(values.numel(), device)).sum(1).tolist()
             res[idxs[0]] = (tuple(tensors[idxs[0]].shape), str(tensors[idxs[0]].dtype), plain, weighted)
             continue
         lens = torch.tensor(lengths, device=device)

@@ -9,6 +9,7 @@ from fastcore.basics import store_attr
 from fastai.callback.core import Callback, defaults
 from fastai.callback.schedule import LRFinder
 from .core import get_rng_states, set_rng_states
+from .leaks import StateLeakDetector
 
 # %% auto #0
 __all__ = ['PARANOID_GUARDS', 'PreserveLRFindRNG', 'ParanoidInstaller', 'paranoid', 'is_paranoid']
@@ -29,10 +30,10 @@ class PreserveLRFindRNG(Callback):
         set_rng_states(states)
 
 # %% ../nbs/21_paranoid.ipynb #28dca7c3
-PARANOID_GUARDS = [PreserveLRFindRNG]
+PARANOID_GUARDS = [StateLeakDetector, PreserveLRFindRNG]
 
 _settings = {'on': False, 'guards': [], 'on_leak': 'warn'}
-_added = weakref.WeakKeyDictionary() # Learner -> the guard instances paranoid() gave it
+_added = weakref.WeakKeyDictionary() # Learner -> weak references to the guards paranoid() gave it (a strong one would keep the Learner alive)
 
 class ParanoidInstaller(Callback):
     "Give each new Learner the guards `paranoid()` was called with, then leave it"
@@ -47,7 +48,7 @@ class ParanoidInstaller(Callback):
             learn.add_cb(guard)
             guard('after_create')
             added.append(guard)
-        _added[learn] = _added.get(learn, []) + added
+        _added[learn] = _added.get(learn, []) + [weakref.ref(cb) for cb in added]
         learn.remove_cb(self)
 
 def _check_guards(guards):
@@ -64,8 +65,9 @@ def _apply(on, guards, on_leak):
         if ParanoidInstaller not in defaults.callbacks: defaults.callbacks.append(ParanoidInstaller)
         return
     while ParanoidInstaller in defaults.callbacks: defaults.callbacks.remove(ParanoidInstaller)
-    for learn, cbs in list(_added.items()):
-        attached = [cb for cb in cbs if getattr(cb, 'learn', None) is learn and cb in learn.cbs]
+    for learn, refs in list(_added.items()):
+        cbs = [r() for r in refs]
+        attached = [cb for cb in cbs if cb is not None and getattr(cb, 'learn', None) is learn and cb in learn.cbs]
         if attached: learn.remove_cbs(attached)
     _added.clear()
 
