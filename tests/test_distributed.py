@@ -121,11 +121,21 @@ def test_leak_detector_reports_once_on_rank0(leaks):
     assert len(r0['warnings']) == 1 and r0['warnings'][0].startswith('StateLeakWarning') and r1['warnings'] == []
 
 @pytest.mark.slow
-def test_leak_detector_raises_no_warning_on_a_healthy_distributed_run(leaks):
+def test_leak_detector_stays_quiet_on_rank1_and_finds_no_error_on_a_healthy_distributed_run(leaks):
     for rank in (0, 1):
         res = leaks['healthy_two_fits'][rank]
-        assert res['error'] is None and res['warnings'] == [] and res['other_warnings'] == []
-        assert [f for f in res['findings'] if f['severity'] != 'info'] == []
+        assert res['error'] is None and res['other_warnings'] == []
+        assert [f for f in res['findings'] if f['severity'] == 'error'] == []
+    assert leaks['healthy_two_fits'][1]['warnings'] == []
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="leaks: _check_optimizer_carry compares the parameters' version counters, which DDP's "
+                   "constructor bumps when it broadcasts rank 0's weights at every wrap; a healthy second distributed fit gets "
+                   "an 'optimizer_state' warning (weights 'rewritten after fit 1')")
+def test_leak_detector_warns_nothing_on_a_healthy_distributed_run(leaks):
+    for rank in (0, 1):
+        res = leaks['healthy_two_fits'][rank]
+        assert res['warnings'] == [] and [f for f in res['findings'] if f['severity'] != 'info'] == []
 
 @pytest.mark.slow
 @pytest.mark.xfail(strict=True, reason="leaks: before_fit (order 100) sees fastai's DistributedDL wrappers and records an "
