@@ -316,6 +316,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                        'fastai_paranoid.leaks._state_of': ('leaks.html#_state_of', 'fastai_paranoid/leaks.py'),
                                        'fastai_paranoid.leaks._summary': ('leaks.html#_summary', 'fastai_paranoid/leaks.py'),
                                        'fastai_paranoid.leaks._unwrap': ('leaks.html#_unwrap', 'fastai_paranoid/leaks.py'),
+                                       'fastai_paranoid.leaks._unwrapped': ('leaks.html#_unwrapped', 'fastai_paranoid/leaks.py'),
+                                       'fastai_paranoid.leaks._unwrapped_dl': ('leaks.html#_unwrapped_dl', 'fastai_paranoid/leaks.py'),
                                        'fastai_paranoid.leaks._value': ('leaks.html#_value', 'fastai_paranoid/leaks.py'),
                                        'fastai_paranoid.leaks._written_file': ('leaks.html#_written_file', 'fastai_paranoid/leaks.py'),
                                        'fastai_paranoid.leaks.all_findings': ('leaks.html#all_findings', 'fastai_paranoid/leaks.py'),

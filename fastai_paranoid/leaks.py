@@ -17,6 +17,7 @@ from fastai.callback.hook import HookCallback
 from fastai.callback.schedule import LRFinder
 from fastai.callback.tracker import SaveModelCallback
 from fastai.callback.progress import CSVLogger
+from fastai.torch_core import rank_distrib
 from .core import ParanoidWarning, ParanoidError, fingerprint, module_paths, ResultTable
 
 # %% auto #0
@@ -184,7 +185,19 @@ def _state_changes(before:dict, after:dict)->list:
 # %% ../nbs/20_leaks.ipynb #d1324052
 def _unwrap(f): return f.__func__ if isinstance(f, types.MethodType) else f
 
+def _unwrapped(model):
+    "The user's model inside a DistributedDataParallel/DataParallel wrapper (fastai's DistributedTrainer wraps it during fit)"
+    while isinstance(model, (nn.parallel.DistributedDataParallel, nn.DataParallel)): model = model.module
+    return model
+
+def _unwrapped_dl(dl):
+    "The user's DataLoader inside fastai's `DistributedDL` (DistributedTrainer wraps each loader during fit)"
+    dist = sys.modules.get('fastai.distributed') # not imported: no DistributedDL exists
+    while dist is not None and isinstance(dl, dist.DistributedDL): dl = dl.dl
+    return dl
+
 def _loader_summary(dl)->dict:
+    dl = _unwrapped_dl(dl)
     ds = getattr(dl, 'dataset', None)
     tfms = []
     for name in ('after_item', 'before_batch', 'after_batch'):
@@ -369,13 +382,15 @@ class StateLeakDetector(Callback):
         "Warn, raise or log what the last event found"
         pending, self._rt.pending = self._rt.pending, []
         loud = [f for f in pending if f.severity != 'info']
+        rank0 = rank_distrib() == 0 # under DDP every rank finds the same leaks: rank 0 reports them, all keep them in `findings`
         for f in pending:
-            if f.severity == 'info': _logger.info(str(f))
+            if f.severity == 'info' and rank0: _logger.info(str(f))
         if not loud: return
-        if self.on_leak == 'raise':
+        if self.on_leak == 'raise': # on every rank, so that no rank waits in a collective for one that stopped
             self._remove_probe()
             msg = str(loud[0]) if len(loud) == 1 else f"{len(loud)} state leaks:\n" + '\n'.join(map(str, loud))
             raise StateLeakError(msg, loud)
+        if not rank0: return
         for f in loud:
             if self.on_leak == 'warn': warnings.warn(str(f), StateLeakWarning, stacklevel=2)
             else: _logger.warning(str(f))
@@ -467,7 +482,7 @@ class StateLeakDetector(Callback):
     def _remember(self, rec):
         "The model, its parameters and the optimizer are now used by this Learner (lr_find restores them: not counted)"
         if rec.lr_find: return
-        model = self.learn.model
+        model = _unwrapped(self.learn.model)
         _trained_models.set(model, rec.serial)
         for p in model.parameters(): _trained_params.set(p, rec.serial)
         if self.learn.opt is not None: _optimizers.set(self.learn.opt, rec.serial)
@@ -475,18 +490,18 @@ class StateLeakDetector(Callback):
     def _frozen_snapshot(self, rec):
         "Fingerprints of the frozen parameters an optimizer could still step: those that kept a gradient"
         rec.frozen = {name: (id(p), fingerprint(p), p.detach().float().norm().item())
-                      for name, p in self.learn.model.named_parameters() if not p.requires_grad and p.grad is not None}
+                      for name, p in _unwrapped(self.learn.model).named_parameters() if not p.requires_grad and p.grad is not None}
 
     def _end_snapshot(self, rec):
         "What the next fit compares with: buffers, parameter versions, optimizer state versions"
         rec.after_fit_buffers = self._buffer_snapshot()
-        rec.param_versions = _param_versions(self.learn.model)
+        rec.param_versions = _param_versions(_unwrapped(self.learn.model))
         opt = self.learn.opt
         rec.opt_state = None if opt is None else (id(opt), _opt_state_versions(opt))
 
     def _buffer_snapshot(self)->dict:
         "Fingerprints of every buffer (BatchNorm statistics...) and of its module's own parameters"
-        model = self.learn.model
+        model = _unwrapped(self.learn.model)
         modules = dict(model.named_modules())
         own_params = {}
         res = {}
@@ -502,7 +517,7 @@ class StateLeakDetector(Callback):
     def _attach_probe(self):
         "Hooks on every module, attached only once a draw was seen, to name the module that draws"
         self._rt.probe = _RngProbe(self._rt.device)
-        for m in self.learn.model.modules():
+        for m in _unwrapped(self.learn.model).modules():
             self._rt.probe_handles.append(m.register_forward_pre_hook(self._rt.probe.pre))
             self._rt.probe_handles.append(m.register_forward_hook(self._rt.probe.post))
 
@@ -520,21 +535,21 @@ class StateLeakDetector(Callback):
         if not self._rt.draws or self._rt.probe is None: return
         culprits = self._rt.probe.culprits()
         if not culprits: return # not seen again yet: the probe stays until it is, or until the end of the fit
-        paths = module_paths(self.learn.model)
+        paths = module_paths(_unwrapped(self.learn.model))
         self._draw_finding(rec, paths.get(culprits[0], type(culprits[0]).__name__),
                            _and_more(len(culprits) - 1, 'module(s) drew too') if len(culprits) > 1 else '')
         self._remove_probe()
 
     def _report_unattributed_draws(self, rec):
         if self._rt.probe.culprits(): return self._report_draws(rec)
-        model = self.learn.model
+        model = _unwrapped(self.learn.model)
         self._draw_finding(rec, _module_path('', model), "; the module was not identified (the draw did not repeat while it was watched)")
 
 # %% ../nbs/20_leaks.ipynb #cf2f577a
 @_check_at('before_fit')
 def _check_model(det, rec):
     "A model, or some of its parameter tensors, already trained by another Learner"
-    model = det.learn.model
+    model = _unwrapped(det.learn.model)
     params = list(model.named_parameters())
     owner = _trained_models.get(model)
     if owner is not None and owner != rec.serial:
@@ -572,7 +587,7 @@ def _check_optimizer(det, rec):
     param_lists = getattr(opt, 'param_lists', None)
     if param_lists is None: return
     opt_ids = {id(p) for group in param_lists for p in group}
-    named = list(det.learn.model.named_parameters())
+    named = list(_unwrapped(det.learn.model).named_parameters())
     model_ids = {id(p) for _, p in named}
     trainable = [(n, p) for n, p in named if p.requires_grad]
     missing = [n for n, p in trainable if id(p) not in opt_ids]
@@ -590,7 +605,8 @@ def _check_optimizer_carry(det, rec):
     "Weights rewritten between two fits while the optimizer kept its state for the old ones"
     opt, saved = det.learn.opt, rec.opt_state
     if opt is None or saved is None or id(opt) != saved[0] or not saved[1]: return
-    if _param_versions(det.learn.model) == rec.param_versions: return # weights untouched since the last fit
+    if _unwrapped(det.learn.model) is not det.learn.model: return # under DDP the wrap's broadcast moves the version counters: no evidence
+    if _param_versions(_unwrapped(det.learn.model)) == rec.param_versions: return # weights untouched since the last fit
     if _opt_state_versions(opt) != saved[1]: return # the state was replaced or cleared too
     det._add(rec, 'optimizer_state', 'warning', f"opt ({type(opt).__name__})",
              f"kept its state for {len(saved[1])} tensors (momentum and averages built for the old weights) while the model's "
@@ -674,14 +690,17 @@ def _check_callbacks(det, rec):
 def _check_buffers(det, rec):
     "Buffers (BatchNorm running statistics) that changed between two fits while their module's parameters did not"
     snap = rec.after_fit_buffers
-    model = det.learn.model
-    if not snap or _param_versions(model) != rec.param_versions: return # parameters written in place since: a load, on purpose
+    model = _unwrapped(det.learn.model)
+    wrapped = model is not det.learn.model # DDP's wrap broadcasts rank 0's weights in place: version counters move on every fit
+    if not snap or (not wrapped and _param_versions(model) != rec.param_versions): return # parameters written in place since: a load, on purpose
     modules = dict(model.named_modules())
     changed = {} # module name -> [(buffer short name, before, after)]
     own_now = {}
     for name, b in model.named_buffers():
         old = snap.get(name)
-        if old is None or old[0] != id(b) or fingerprint(b) == old[1]: continue
+        # a buffer replaced by a new tensor is not a leak, except under DDP: its wrap replaces every buffer tensor
+        # (same values, new objects), so there buffers are compared by name
+        if old is None or (not wrapped and old[0] != id(b)) or fingerprint(b) == old[1]: continue
         mod_name, _, short = name.rpartition('.')
         m = modules.get(mod_name)
         if mod_name not in own_now:
@@ -704,7 +723,7 @@ def _check_frozen(det, rec):
     "Parameters with requires_grad=False that changed during the fit"
     frozen, rec.frozen = rec.frozen, {}
     if not frozen: return
-    named = dict(det.learn.model.named_parameters())
+    named = dict(_unwrapped(det.learn.model).named_parameters())
     moved = [(name, named[name], norm) for name, (pid, fp, norm) in frozen.items()
              if name in named and id(named[name]) == pid and not named[name].requires_grad and fingerprint(named[name]) != fp]
     if not moved: return
@@ -765,7 +784,7 @@ def _check_duplicates(det, rec):
 @_check_at('before_fit')
 def _check_hooks(det, rec):
     "Hook callbacks still bound to the modules of a model they saw earlier"
-    model_modules = {id(m) for m in det.learn.model.modules()}
+    model_modules = {id(m) for m in _unwrapped(det.learn.model).modules()}
     for i, cb in enumerate(det.learn.cbs):
         if not isinstance(cb, HookCallback) or getattr(cb, 'modules', None) is None: continue
         hooked = list(cb.modules)

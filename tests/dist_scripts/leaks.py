@@ -44,18 +44,23 @@ def forward_in_train_mode(learn):
 scenario('healthy_two_fits')
 scenario('forward_between_fits', between=forward_in_train_mode)
 
-def reused_model():
+def reused_model(name='reused_model', filtered=True, on_leak='warn'):
     "A planted leak: a second Learner trains the first one's model"
     clear_findings()
     first = fresh_learner(dls_fn, bn_cnn, cbs=[StateLeakDetector()], seed=0, loss_func=nn.CrossEntropyLoss())
     with first.distrib_ctx(cpu=True, sync_bn=False): first.fit(1)
-    second = Learner(dls_fn(), first.model, cbs=[StateLeakDetector()], loss_func=nn.CrossEntropyLoss())
+    second = Learner(dls_fn(), first.model, cbs=[StateLeakDetector(on_leak=on_leak)], loss_func=nn.CrossEntropyLoss())
+    error = None
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter('always')
-        report_on_rank0()
-        with second.distrib_ctx(cpu=True, sync_bn=False): second.fit(1)
-    emit({'scenario': 'reused_model', 'rank': rank, 'findings': [f.as_row() for f in second.state_leak_detector.findings],
+        if filtered: report_on_rank0()
+        try:
+            with second.distrib_ctx(cpu=True, sync_bn=False): second.fit(1)
+        except Exception as e: error = f"{type(e).__name__}: {e}"
+    emit({'scenario': name, 'rank': rank, 'error': error, 'findings': [f.as_row() for f in second.state_leak_detector.findings],
           'warnings': [f"{w.category.__name__}: {w.message}" for w in caught if issubclass(w.category, StateLeakWarning)]})
 
 from fastai.learner import Learner
 reused_model()
+reused_model('reused_model_unfiltered', filtered=False) # the detector's own rank rule, without report_on_rank0's filter
+reused_model('reused_model_raise', filtered=False, on_leak='raise')
