@@ -17,7 +17,7 @@ from fastai.callback.hook import HookCallback
 from fastai.callback.schedule import LRFinder
 from fastai.callback.tracker import SaveModelCallback
 from fastai.callback.progress import CSVLogger
-from fastai.torch_core import rank_distrib
+from fastai.torch_core import rank_distrib, num_distrib
 from .core import ParanoidWarning, ParanoidError, fingerprint, module_paths, ResultTable
 
 # %% auto #0
@@ -105,6 +105,7 @@ class _LearnerRecord:
         self.dls_id = self.dls_summary = None
         self.after_fit_buffers = None # {buffer name: (id, fingerprint, mean |x|, owner params fingerprints)}
         self.param_versions = None # sum of the parameters' in-place version counters at the end of the last fit
+        self.param_fps = None # the parameters' fingerprints at the end of the last fit, kept only in a distributed launch
         self.opt_state = None # (id(optimizer), {id(state tensor): version}) at the end of the last fit
         self.frozen = {} # {param name: (id, fingerprint, norm)} of frozen params an optimizer could step
         self.metric_baselines = {} # {metric index: (id(metric), state after its first reset)}
@@ -495,7 +496,10 @@ class StateLeakDetector(Callback):
     def _end_snapshot(self, rec):
         "What the next fit compares with: buffers, parameter versions, optimizer state versions"
         rec.after_fit_buffers = self._buffer_snapshot()
-        rec.param_versions = _param_versions(_unwrapped(self.learn.model))
+        model = _unwrapped(self.learn.model)
+        rec.param_versions = _param_versions(model)
+        # DDP's wrap moves the version counters at every fit: in a distributed launch the next fit compares values instead
+        rec.param_fps = tuple(fingerprint(p) for p in model.parameters()) if num_distrib() > 1 else None
         opt = self.learn.opt
         rec.opt_state = None if opt is None else (id(opt), _opt_state_versions(opt))
 
@@ -605,8 +609,10 @@ def _check_optimizer_carry(det, rec):
     "Weights rewritten between two fits while the optimizer kept its state for the old ones"
     opt, saved = det.learn.opt, rec.opt_state
     if opt is None or saved is None or id(opt) != saved[0] or not saved[1]: return
-    if _unwrapped(det.learn.model) is not det.learn.model: return # under DDP the wrap's broadcast moves the version counters: no evidence
-    if _param_versions(_unwrapped(det.learn.model)) == rec.param_versions: return # weights untouched since the last fit
+    model = _unwrapped(det.learn.model)
+    if model is not det.learn.model: # DDP's wrap broadcasts rank 0's weights in place, which moves the version counters
+        if rec.param_fps is None or tuple(fingerprint(p) for p in model.parameters()) == rec.param_fps: return
+    elif _param_versions(model) == rec.param_versions: return # weights untouched since the last fit
     if _opt_state_versions(opt) != saved[1]: return # the state was replaced or cleared too
     det._add(rec, 'optimizer_state', 'warning', f"opt ({type(opt).__name__})",
              f"kept its state for {len(saved[1])} tensors (momentum and averages built for the old weights) while the model's "

@@ -41,8 +41,14 @@ def forward_in_train_mode(learn):
     learn.model.train()
     with torch.no_grad(): learn.model(torch.randn(8, 1, 16, 16))
 
+def reinit(learn):
+    "A planted leak: weights re-initialised between fits, the optimizer keeps its moments"
+    for m in learn.model.modules():
+        if hasattr(m, 'reset_parameters'): m.reset_parameters()
+
 scenario('healthy_two_fits')
 scenario('forward_between_fits', between=forward_in_train_mode)
+scenario('reinit_between_fits', between=reinit)
 
 def reused_model(name='reused_model', filtered=True, on_leak='warn'):
     "A planted leak: a second Learner trains the first one's model"
