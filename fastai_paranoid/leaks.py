@@ -712,11 +712,14 @@ def _check_buffers(det, rec):
         if mod_name not in own_now:
             own_now[mod_name] = tuple(fingerprint(p) for p in m.parameters(recurse=False)) if m is not None else ()
         if own_now[mod_name] != old[3]: continue # its parameters changed too: a load (`learn.load`, `load_state_dict`)
-        changed.setdefault(mod_name, []).append((short, old[2], _reading(b)))
+        changed.setdefault(mod_name, []).append((short, old[2], _reading(b), b.is_floating_point()))
+    if wrapped: # the wrap copies rank 0's buffers into the other ranks, whose statistics came from other data shards: there only
+        # counters (`num_batches_tracked`, equal on every rank after a fit) are evidence, so that every rank finds the same leaks
+        changed = {k: v for k, v in changed.items() if not all(fl for *_, fl in v)}
     if not changed: return
     mod_name, diffs = next(iter(changed.items()))
     details = ', '.join(f"{short} {'mean |x| ' if short != 'num_batches_tracked' else ''}{was:.4g} -> {now:.4g}"
-                        for short, was, now in diffs)
+                        for short, was, now, _ in diffs)
     det._add(rec, 'buffers_outside_fit', 'error', _module_path(mod_name, modules[mod_name]),
               f"changed between fit {rec.n_fits} and fit {rec.n_fits + 1}, outside any fit, while its parameters did not: "
               f"{details}{_and_more(len(changed) - 1, 'module(s) too')}",

@@ -150,6 +150,18 @@ def test_leak_detector_warns_nothing_on_a_healthy_distributed_run(leaks):
         assert res['warnings'] == [] and [f for f in res['findings'] if f['severity'] != 'info'] == []
 
 @pytest.mark.slow
+def test_leak_detector_judges_buffers_alike_on_every_rank(leaks):
+    # without validation each rank ends a fit with its own shard's BatchNorm statistics, and the next wrap copies rank 0's
+    for rank in (0, 1):
+        res = leaks['healthy_without_validation'][rank]
+        assert res['error'] is None and res['findings'] == [] and res['warnings'] == []
+    # a forward on rank 0 only (a preview between fits) reaches every rank through the wrap, and is found on every rank
+    for rank in (0, 1):
+        found = leaks['forward_on_rank0_only'][rank]['findings']
+        assert [(f['kind'], f['path']) for f in found] == [('buffers_outside_fit', 'model.0.1 (BatchNorm2d)')]
+        assert 'num_batches_tracked 2 -> 3' in found[0]['evidence']
+
+@pytest.mark.slow
 def test_leak_detector_catches_optimizer_state_kept_over_reinitialised_weights_under_ddp(leaks):
     # DDP's broadcast moves the version counters at every wrap; the detector compares the weights' fingerprints instead
     for rank in (0, 1):

@@ -3,6 +3,7 @@ import json, os, sys, warnings
 import torch
 from torch import nn
 from fastai.distributed import *
+from fastai.callback.core import Callback, CancelValidException
 from fastai_paranoid.fixtures import bn_cnn, random_image_dls
 from fastai_paranoid.fresh import fresh_learner
 from fastai_paranoid.leaks import StateLeakDetector, StateLeakWarning, clear_findings
@@ -17,9 +18,14 @@ def emit(line):
 
 def dls_fn(): return random_image_dls(n_train=32, n_valid=16, bs=8)
 
-def scenario(name, between=None, n_fits=2, sync_bn=False):
+class SkipValidation(Callback):
+    "Fits without validation: DDP then leaves each rank with the BatchNorm statistics of its own data shard"
+    order = 1
+    def before_validate(self): raise CancelValidException()
+
+def scenario(name, between=None, n_fits=2, sync_bn=False, cbs=()):
     clear_findings()
-    learn = fresh_learner(dls_fn, bn_cnn, cbs=[StateLeakDetector()], seed=0, loss_func=nn.CrossEntropyLoss())
+    learn = fresh_learner(dls_fn, bn_cnn, cbs=[StateLeakDetector(), *cbs], seed=0, loss_func=nn.CrossEntropyLoss())
     seed_rank_streams(0)
     error = None
     with warnings.catch_warnings(record=True) as caught:
@@ -48,6 +54,8 @@ def reinit(learn):
 
 scenario('healthy_two_fits')
 scenario('forward_between_fits', between=forward_in_train_mode)
+scenario('healthy_without_validation', cbs=[SkipValidation()])
+scenario('forward_on_rank0_only', between=lambda learn: forward_in_train_mode(learn) if rank == 0 else None, cbs=[SkipValidation()])
 scenario('reinit_between_fits', between=reinit)
 
 def reused_model(name='reused_model', filtered=True, on_leak='warn'):
