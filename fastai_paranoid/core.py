@@ -11,8 +11,8 @@ from torch import nn
 
 # %% auto #0
 __all__ = ['VERDICTS', 'ParanoidWarning', 'ParanoidError', 'get_rng_states', 'set_rng_states', 'preserve_rng', 'rng_fingerprint',
-           'fingerprint', 'module_paths', 'tracks_running_stats', 'stat_norm_layers', 'frozen_modules', 'ResultTable',
-           'CheckResult', 'register_check', 'registered_checks']
+           'fingerprints', 'fingerprint', 'module_paths', 'tracks_running_stats', 'stat_norm_layers', 'frozen_modules',
+           'ResultTable', 'CheckResult', 'register_check', 'registered_checks']
 
 # %% ../nbs/00_core.ipynb #d0586e11
 class ParanoidWarning(UserWarning):
@@ -65,21 +65,74 @@ def rng_fingerprint(dls=None)->tuple:
 
 # %% ../nbs/00_core.ipynb #ea3d315a
 _INT_VIEW = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
+_LANES, _BLOCK_ROWS = 32, 2048 # 32 lanes, blocks of 2048 rows of them (65,536 elements)
 
-def _weights(n, device):
-    # a fixed odd multiplier per position, cheap to build and different for neighbouring positions
-    return (torch.arange(n, device=device, dtype=torch.int64) * 2654435761 + 1) & 0xFFFF
+def _bits(t):
+    "`t`'s raw bits as a flat integer tensor (no copy when `t` is contiguous)"
+    t = t.detach()
+    if t.is_complex(): t = torch.view_as_real(t)
+    if t.dtype == torch.bool: t = t.to(torch.uint8)
+    flat = t.reshape(-1) if t.is_contiguous() else t.contiguous().reshape(-1)
+    return flat.view(_INT_VIEW[flat.element_size()])
+
+def _partial_sums(bits):
+    "Wrap-around sums of `bits` per lane per block, then the leftover elements as they are: a short list of tensors"
+    acc = torch.int64 if bits.element_size() == 8 else torch.int32
+    n = bits.numel()
+    rows = n // _LANES
+    blocks = rows // _BLOCK_ROWS
+    in_blocks, in_rows = blocks * _BLOCK_ROWS * _LANES, rows * _LANES
+    parts = []
+    if blocks: parts.append(bits[:in_blocks].view(blocks, _BLOCK_ROWS, _LANES).sum(1, dtype=acc).view(-1))
+    if in_rows > in_blocks: parts.append(bits[in_blocks:in_rows].view(-1, _LANES).sum(0, dtype=acc))
+    if n > in_rows: parts.append(bits[in_rows:].to(acc))
+    return parts
+
+_WEIGHTS = {} # device -> (2, n) int64: a row of ones, a row of position weights (grown on demand)
+
+def _unit_and_position_weights(n, device):
+    "Rows [1, 1, ...] and [w_0, w_1, ...] of length `n`, `w_i = i * 2654435761 + 1` (an odd multiplier: distinct for distinct `i`)"
+    w = _WEIGHTS.get(device)
+    if w is None or w.shape[1] < n:
+        size = max(n, 4096)
+        w = torch.stack([torch.ones(size, dtype=torch.int64, device=device),
+                         torch.arange(size, dtype=torch.int64, device=device) * 2654435761 + 1])
+        _WEIGHTS[device] = w
+    return w[:, :n]
+
+def fingerprints(tensors:list, # tensors, on any devices
+                )->list:
+    "`fingerprint` of each tensor in `tensors`, with one transfer to the host per device"
+    tensors = list(tensors)
+    res = [None] * len(tensors)
+    by_device = {}
+    for i, t in enumerate(tensors): by_device.setdefault(t.device, []).append(i)
+    for device, idxs in by_device.items():
+        parts, lengths = [], []
+        for i in idxs:
+            p = _partial_sums(_bits(tensors[i]))
+            parts += p
+            lengths.append(sum(x.numel() for x in p))
+        if not parts: parts = [torch.zeros(0, dtype=torch.int64, device=device)]
+        values = (parts[0] if len(parts) == 1 else torch.cat(parts)).to(torch.int64)
+        if len(idxs) == 1: # one tensor: no segments to track, one multiply and one sum for both sums
+            plain, weighted = (values * _unit_and_position_weights(values.numel(), device)).sum(1).tolist()
+            res[idxs[0]] = (tuple(tensors[idxs[0]].shape), str(tensors[idxs[0]].dtype), plain, weighted)
+            continue
+        lens = torch.tensor(lengths, device=device)
+        segment = torch.repeat_interleave(torch.arange(len(idxs), device=device), lens)
+        position = torch.arange(values.numel(), device=device) - (torch.cumsum(lens, 0) - lens)[segment]
+        weights = position * 2654435761 + 1 # odd multiplier: distinct weights for distinct positions
+        sums = torch.zeros(2, len(idxs), dtype=torch.int64, device=device)
+        sums[0].index_add_(0, segment, values)
+        sums[1].index_add_(0, segment, values * weights)
+        for i, plain, weighted in zip(idxs, *sums.tolist()): res[i] = (tuple(tensors[i].shape), str(tensors[i].dtype), plain, weighted)
+    return res
 
 def fingerprint(t:torch.Tensor, # any tensor (parameters, buffers, optimizer state)
                )->tuple:
     "Exact, cheap change detector of a tensor: (shape, dtype, plain and position-weighted sums of its bits)"
-    t = t.detach()
-    if t.is_complex(): t = torch.view_as_real(t)
-    if t.dtype == torch.bool: t = t.to(torch.uint8)
-    flat = t.contiguous().reshape(-1)
-    bits = flat.view(_INT_VIEW[flat.element_size()]).to(torch.int64)
-    sums = torch.stack([bits.sum(), (bits * _weights(bits.numel(), bits.device)).sum()])
-    return (tuple(t.shape), str(t.dtype)) + tuple(sums.tolist())
+    return fingerprints([t])[0]
 
 # %% ../nbs/00_core.ipynb #627bc5c1
 def module_paths(model:nn.Module, # the model

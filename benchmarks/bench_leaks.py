@@ -1,0 +1,126 @@
+"""Cost of the state-leak detector, as ratios against a baseline measured in the same run.
+
+    python benchmarks/bench_leaks.py            # all three
+    python benchmarks/bench_leaks.py fingerprint fit rss
+
+1. fingerprint: `core.fingerprints` on a ResNet-50-sized state (25.6M parameters plus Adam's two moments, fp32)
+   against a plain read of the same tensors (`sum(t.sum() for t in tensors)`). Target <= 2.
+2. fit: wall time of `fit` with `StateLeakDetector` against without, on the small CNN fixture and on resnet18 at
+   32x32, CPU. Targets <= 1.03 and <= 1.01.
+3. rss: peak RSS of a resnet18 fit with the detector against without, each in its own process. Target <= +5%.
+
+The machine may be shared: each ratio is measured A B A B (interleaved) several times and the median is reported,
+with the load average. Timings are single-threaded (OMP_NUM_THREADS=1, torch.set_num_threads(1)).
+"""
+import os
+os.environ.setdefault('OMP_NUM_THREADS', '1')
+import argparse, json, resource, statistics, subprocess, sys, tempfile, time, warnings
+import torch
+from torch import nn
+
+torch.set_num_threads(1)
+warnings.simplefilter('ignore', FutureWarning)
+
+def load(): return os.getloadavg()[0]
+
+def interleaved(a, b, reps):
+    "Median of b/a over `reps` interleaved pairs (A B, A B, ...), and the times"
+    ta, tb = [], []
+    for _ in range(reps):
+        ta.append(a()); tb.append(b())
+    return statistics.median(y / x for x, y in zip(ta, tb)), ta, tb
+
+def timed(f):
+    t0 = time.perf_counter(); f(); return time.perf_counter() - t0
+
+# 1. fingerprint throughput
+def bench_fingerprint(reps=7):
+    from torchvision.models import resnet50
+    from fastai_paranoid.core import fingerprint, fingerprints
+    params = [p.detach() for p in resnet50().parameters()]
+    tensors = params + [torch.randn_like(p) for p in params] + [torch.rand_like(p) for p in params]
+    n = sum(t.numel() for t in tensors)
+    plain = lambda: timed(lambda: float(sum(t.sum() for t in tensors)))
+    batched = lambda: timed(lambda: fingerprints(tensors))
+    one_by_one = lambda: timed(lambda: [fingerprint(t) for t in tensors])
+    plain(); batched() # warm up
+    r_batch, ta, tb = interleaved(plain, batched, reps)
+    r_single, _, tc = interleaved(plain, one_by_one, max(3, reps // 2))
+    print(f"fingerprint: {len(tensors)} tensors, {n / 1e6:.1f}M fp32 elements; plain read {statistics.median(ta) * 1e3:.1f} ms")
+    print(f"  fingerprints(tensors)      {statistics.median(tb) * 1e3:7.1f} ms  ratio {r_batch:.2f}  (target <= 2)")
+    print(f"  [fingerprint(t) for t ...] {statistics.median(tc) * 1e3:7.1f} ms  ratio {r_single:.2f}")
+    return {'fingerprint_batched': r_batch, 'fingerprint_one_by_one': r_single}
+
+# 2. fit wall time
+def _small_cnn_learner(cbs):
+    from fastai.learner import Learner
+    from fastai_paranoid.fixtures import random_image_dls, small_cnn
+    from fastai_paranoid.fresh import seed_everything
+    seed_everything(0)
+    return Learner(random_image_dls(n_train=512, n_valid=128, bs=32), small_cnn(), loss_func=nn.CrossEntropyLoss(), cbs=cbs)
+
+def _resnet18_learner(cbs):
+    from fastai.learner import Learner
+    from torchvision.models import resnet18
+    from fastai_paranoid.fixtures import random_image_dls
+    from fastai_paranoid.fresh import seed_everything
+    seed_everything(0)
+    return Learner(random_image_dls(n_train=256, n_valid=64, size=32, c_in=3, bs=32), resnet18(num_classes=4),
+                   loss_func=nn.CrossEntropyLoss(), cbs=cbs)
+
+def _fit_time(make, detector, epochs, cpu=False):
+    "Wall time (or this process's CPU time, with `cpu=True`) of `fit`, on a new seeded Learner"
+    from fastai_paranoid.leaks import StateLeakDetector
+    learn = make([StateLeakDetector(on_leak='log')] if detector else [])
+    clock = time.process_time if cpu else time.perf_counter
+    with learn.no_bar(), learn.no_logging(), tempfile.TemporaryDirectory() as d:
+        learn.path = learn.model_dir = __import__('pathlib').Path(d)
+        t0 = clock()
+        learn.fit(epochs, 1e-3)
+        return clock() - t0
+
+def bench_fit(reps=5):
+    "Wall-time ratio, and CPU-time ratio (less sensitive to other processes on a shared machine)"
+    res = {}
+    for name, make, epochs, target in [('small CNN', _small_cnn_learner, 3, 1.03), ('resnet18 32x32', _resnet18_learner, 2, 1.01)]:
+        _fit_time(make, False, 1) # warm up
+        for clock in ['wall', 'cpu']:
+            cpu = clock == 'cpu'
+            r, ta, tb = interleaved(lambda: _fit_time(make, False, epochs, cpu), lambda: _fit_time(make, True, epochs, cpu), reps)
+            print(f"fit {name} ({clock} time): without {statistics.median(ta):.2f} s, with detector {statistics.median(tb):.2f} s, "
+                  f"median ratio {r:.3f} (target <= {target}); ratios {[round(y / x, 3) for x, y in zip(ta, tb)]}")
+            res[f'fit {name} {clock}'] = r
+    return res
+
+# 3. peak RSS
+def _rss_child(detector):
+    _fit_time(_resnet18_learner, detector, 1)
+    print(json.dumps({'maxrss_kb': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))
+
+def bench_rss(reps=3):
+    def child(detector):
+        out = subprocess.run([sys.executable, __file__, '--rss-child', 'with' if detector else 'without'],
+                             capture_output=True, text=True, check=True).stdout
+        return json.loads(out.strip().splitlines()[-1])['maxrss_kb']
+    without, with_ = [], []
+    for _ in range(reps):
+        without.append(child(False)); with_.append(child(True))
+    r = statistics.median(w / wo for w, wo in zip(with_, without))
+    print(f"peak RSS resnet18: without {statistics.median(without) / 1024:.0f} MiB, with detector "
+          f"{statistics.median(with_) / 1024:.0f} MiB, median ratio {r:.3f} (target <= 1.05)")
+    return {'peak rss resnet18': r}
+
+if __name__ == '__main__':
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument('which', nargs='*', default=['fingerprint', 'fit', 'rss'])
+    parser.add_argument('--rss-child', choices=['with', 'without'])
+    opts = parser.parse_args()
+    if opts.rss_child:
+        _rss_child(opts.rss_child == 'with')
+        sys.exit(0)
+    print(f"load average at start: {load():.2f} ({os.cpu_count()} cores)")
+    results = {}
+    if 'fingerprint' in opts.which: results.update(bench_fingerprint())
+    if 'fit' in opts.which: results.update(bench_fit())
+    if 'rss' in opts.which: results.update(bench_rss())
+    print(f"load average at end: {load():.2f}")

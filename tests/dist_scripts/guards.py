@@ -1,0 +1,6 @@
+"""FreezeBNStats and StateLeakDetector under DDP in one launch (one start-up of fastai per rank instead of two).
+Usage: torchrun --nproc_per_node 2 guards.py <out_dir>"""
+import os, runpy
+here = os.path.dirname(os.path.abspath(__file__))
+runpy.run_path(os.path.join(here, 'leaks.py'), run_name='__main__')
+runpy.run_path(os.path.join(here, 'freeze_bn.py'), run_name='__main__')  # last: it lifts DDP's CPU SyncBatchNorm refusal

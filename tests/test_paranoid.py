@@ -1,0 +1,175 @@
+"paranoid() and PreserveLRFindRNG: lr_find leaves training bitwise unchanged; the installer adds and removes exactly its guards."
+import pickle, warnings
+import pytest
+import torch
+from torch import nn
+from fastai.learner import Learner
+from fastai.callback.core import Callback, defaults
+from fastai_paranoid.core import fingerprints, rng_fingerprint, preserve_rng
+from fastai_paranoid.fixtures import xor_dls, build_mlp, random_image_dls, bn_cnn
+from fastai_paranoid.fresh import fresh_learner
+from fastai_paranoid.paranoid import PreserveLRFindRNG, ParanoidInstaller, paranoid, is_paranoid, PARANOID_GUARDS
+
+def dropout_mlp(): return nn.Sequential(nn.Linear(2, 32), nn.ReLU(), nn.Dropout(0.3), nn.Linear(32, 2))
+
+def state_of(learn):
+    "Fingerprints of weights, buffers and optimizer state"
+    tensors = list(learn.model.state_dict().values())
+    if learn.opt is not None:
+        for p, pg, state, hyper in learn.opt.all_params(with_grad=False):
+            tensors += [v for v in state.values() if isinstance(v, torch.Tensor)]
+    return fingerprints(tensors)
+
+def run(probe, cbs=None, dls_fn=lambda: xor_dls(bs=32), model_fn=dropout_mlp, how='lr_find'):
+    learn = fresh_learner(dls_fn, model_fn, cbs=cbs, loss_func=nn.CrossEntropyLoss(), seed=0)
+    with learn.no_bar(), learn.no_logging():
+        if probe == 'lr_find': learn.lr_find(num_it=12, show_plot=False)
+        elif probe == 'preserve_rng':
+            with preserve_rng(learn.dls): learn.lr_find(num_it=12, show_plot=False)
+        learn.fit(2, 1e-2)
+    return learn
+
+@pytest.fixture(autouse=True)
+def _off_after_each_test():
+    before = list(defaults.callbacks)
+    yield
+    paranoid(False)
+    assert defaults.callbacks == before, "a test left the installer in fastai's defaults"
+
+# --- lr_find and the RNGs
+
+@pytest.mark.parametrize('dls_fn,model_fn', [(lambda: xor_dls(bs=32), dropout_mlp),
+                                             (lambda: random_image_dls(n_train=64, bs=8), bn_cnn)])
+def test_lr_find_changes_later_fit_without_fix_and_not_with_it(dls_fn, model_fn):
+    plain = run(None, dls_fn=dls_fn, model_fn=model_fn)
+    bug = run('lr_find', dls_fn=dls_fn, model_fn=model_fn)
+    assert state_of(bug) != state_of(plain), "fastai's lr_find is expected to change the fit that follows (issues #3013, #3295)"
+    assert bug.recorder.losses != plain.recorder.losses
+    for fixed in [run('lr_find', cbs=PreserveLRFindRNG(), dls_fn=dls_fn, model_fn=model_fn),
+                  run('preserve_rng', dls_fn=dls_fn, model_fn=model_fn)]:
+        assert state_of(fixed) == state_of(plain)
+        assert fixed.recorder.losses == plain.recorder.losses
+
+def test_lr_find_fixed_under_paranoid():
+    plain = run(None)
+    with paranoid(guards=[PreserveLRFindRNG]): fixed = run('lr_find')
+    assert state_of(fixed) == state_of(plain) and fixed.recorder.losses == plain.recorder.losses
+
+def test_callback_is_inert_in_ordinary_fits():
+    plain = run(None)
+    with_cb = run(None, cbs=PreserveLRFindRNG())
+    assert state_of(with_cb) == state_of(plain)
+    assert with_cb.preserve_lr_find_rng.states is None
+
+def test_rngs_after_lr_find_are_the_rngs_before():
+    learn = fresh_learner(lambda: xor_dls(bs=32), dropout_mlp, cbs=PreserveLRFindRNG(), loss_func=nn.CrossEntropyLoss())
+    before = rng_fingerprint(learn.dls)
+    with learn.no_bar(), learn.no_logging(): learn.lr_find(num_it=8, show_plot=False)
+    assert rng_fingerprint(learn.dls) == before
+
+def test_lr_find_that_raises_leaves_no_stale_states_behind():
+    class Boom(Callback):
+        def after_batch(self):
+            if self.train_iter == 3: raise RuntimeError("boom")
+    learn = fresh_learner(lambda: xor_dls(bs=32), dropout_mlp, cbs=PreserveLRFindRNG(), loss_func=nn.CrossEntropyLoss())
+    learn.add_cb(Boom())
+    with learn.no_bar(), learn.no_logging(), pytest.raises(RuntimeError, match='boom'): learn.lr_find(num_it=8, show_plot=False)
+    learn.remove_cb(Boom)
+    fp = rng_fingerprint(learn.dls)
+    with learn.no_bar(), learn.no_logging(): learn.fit(1)
+    assert rng_fingerprint(learn.dls) != fp, "an ordinary fit after the failed probe draws as usual (nothing restored)"
+    assert learn.preserve_lr_find_rng.states is None
+
+def test_callback_pickles_after_lr_find():
+    "`learn.export()` pickles callbacks: nothing of the probe (RNG states, DataLoaders) stays in it"
+    learn = fresh_learner(lambda: xor_dls(bs=32), dropout_mlp, cbs=PreserveLRFindRNG(), loss_func=nn.CrossEntropyLoss())
+    with learn.no_bar(), learn.no_logging(): learn.lr_find(num_it=8, show_plot=False)
+    assert learn.preserve_lr_find_rng.states is None
+    cb = pickle.loads(pickle.dumps(learn.preserve_lr_find_rng))
+    assert cb.probes == learn.preserve_lr_find_rng.probes
+
+# --- paranoid()
+
+class Noted(Callback):
+    "A test guard that takes on_leak"
+    def __init__(self, on_leak='warn'): self.on_leak = on_leak
+
+class Plain(Callback):
+    "A test guard without settings"
+
+def new_learner(**kwargs): return Learner(xor_dls(), build_mlp(), loss_func=nn.CrossEntropyLoss(), **kwargs)
+
+def test_installs_into_every_new_learner_and_passes_on_leak():
+    before = list(defaults.callbacks)
+    paranoid(on_leak='raise', guards=[Noted, Plain])
+    assert is_paranoid() and defaults.callbacks == before + [ParanoidInstaller]
+    a, b = new_learner(), fresh_learner(xor_dls, build_mlp, loss_func=nn.CrossEntropyLoss())
+    for learn in (a, b):
+        assert learn.noted.on_leak == 'raise' and isinstance(learn.plain, Plain)
+        assert not any(isinstance(cb, ParanoidInstaller) for cb in learn.cbs)
+    assert a.noted is not b.noted, "each Learner gets its own instances"
+    paranoid(False)
+    assert defaults.callbacks == before
+    assert not hasattr(a, 'noted') and not any(isinstance(cb, (Noted, Plain)) for cb in a.cbs + b.cbs)
+    assert not hasattr(new_learner(), 'noted')
+
+def test_default_guards_and_vision_learner():
+    from fastai.vision.all import vision_learner, resnet18
+    from fastai_paranoid.fixtures import digits_dls
+    paranoid()
+    learn = vision_learner(digits_dls(size=32, c_in=3, bs=32), resnet18, pretrained=False, n_out=10, loss_func=nn.CrossEntropyLoss())
+    for guard in PARANOID_GUARDS: assert sum(isinstance(cb, guard) for cb in learn.cbs) == 1, guard
+
+def test_calling_twice_does_not_duplicate():
+    paranoid(guards=[Plain]); paranoid(guards=[Plain])
+    assert defaults.callbacks.count(ParanoidInstaller) == 1
+    assert sum(isinstance(cb, Plain) for cb in new_learner().cbs) == 1
+
+def test_default_cbs_false_is_respected():
+    paranoid(guards=[Plain])
+    assert not hasattr(new_learner(default_cbs=False), 'plain')
+
+def test_guard_the_user_added_is_kept_and_not_duplicated():
+    mine = Plain()
+    paranoid(guards=[Plain])
+    learn = new_learner(cbs=mine)
+    assert [cb for cb in learn.cbs if isinstance(cb, Plain)] == [mine]
+    paranoid(False)
+    assert learn.plain is mine, "paranoid(False) removes only what paranoid() added"
+
+def test_context_manager_restores_previous_state():
+    paranoid(guards=[Plain])
+    with paranoid(guards=[Noted], on_leak='log'):
+        inner = new_learner()
+        assert hasattr(inner, 'noted') and not hasattr(inner, 'plain')
+    outer = new_learner()
+    assert hasattr(outer, 'plain') and not hasattr(outer, 'noted')
+    paranoid(False)
+    with paranoid(guards=[Plain]): inside = new_learner()
+    assert not is_paranoid() and not hasattr(inside, 'plain')
+
+def test_context_manager_restores_on_exception():
+    with pytest.raises(KeyError):
+        with paranoid(guards=[Plain]): raise KeyError('user code')
+    assert not is_paranoid()
+
+def test_guarded_fit_is_the_unguarded_fit():
+    plain = run(None)
+    with paranoid(guards=[PreserveLRFindRNG, Plain]): guarded = run(None)
+    assert state_of(guarded) == state_of(plain) and guarded.recorder.losses == plain.recorder.losses
+
+@pytest.mark.parametrize('bad,match', [(dict(guards=[Plain()]), 'not an instance'), (dict(guards=[len]), 'Callback classes'),
+                                       (dict(on='yes'), 'True or False'), (dict(on_leak='loud'), 'not one of')])
+def test_bad_input(bad, match):
+    with pytest.raises((TypeError, ValueError), match=match): paranoid(**bad)
+    assert not is_paranoid()
+
+def test_learners_made_under_paranoid_can_be_garbage_collected():
+    import gc, weakref
+    paranoid()
+    learn = new_learner()
+    with learn.no_bar(), learn.no_logging(): learn.fit(1)
+    ref = weakref.ref(learn)
+    del learn
+    gc.collect()
+    assert ref() is None, "paranoid() must not keep Learners alive"
