@@ -6,4 +6,9 @@ from .runs import *
 from .folds import *
 from .bn import *
 from .presets import *
+from .leaks import *
+from .paranoid import *
 from .checks import *
+from .datachecks import *
+from .guards import *
+from .distributed import *

@@ -18,6 +18,7 @@ from fastcore.basics import patch, store_attr
 from fastprogress.fastprogress import progress_bar
 from .core import ParanoidWarning, ParanoidError, preserve_rng, module_paths, stat_norm_layers, frozen_modules
 from .core import ResultTable, CheckResult, register_check, registered_checks
+from . import datachecks # registers the data checks (5-8): learn.sanity_check() runs all nine
 
 # %% auto #0
 __all__ = ['loaders_kept', 'training_batches', 'model_copy', 'refuse_built_optimizer', 'new_optimizer', 'loss_name',

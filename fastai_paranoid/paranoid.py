@@ -10,6 +10,7 @@ from fastai.callback.core import Callback, defaults
 from fastai.callback.schedule import LRFinder
 from .core import get_rng_states, set_rng_states
 from .leaks import StateLeakDetector
+from .distributed import CrossRankConsistency
 
 # %% auto #0
 __all__ = ['PARANOID_GUARDS', 'PreserveLRFindRNG', 'ParanoidInstaller', 'paranoid', 'is_paranoid']
@@ -30,7 +31,7 @@ class PreserveLRFindRNG(Callback):
         set_rng_states(states)
 
 # %% ../nbs/21_paranoid.ipynb #28dca7c3
-PARANOID_GUARDS = [StateLeakDetector, PreserveLRFindRNG]
+PARANOID_GUARDS = [StateLeakDetector, PreserveLRFindRNG, CrossRankConsistency]
 
 _settings = {'on': False, 'guards': [], 'on_leak': 'warn'}
 _added = weakref.WeakKeyDictionary() # Learner -> weak references to the guards paranoid() gave it (a strong one would keep the Learner alive)
