@@ -96,6 +96,7 @@ class FreezeBNStats(Callback):
 
     def _init_state(self):
         self._state, self._held, self._snapshot = {}, [], None
+        self._held_before, self._warned_idle = False, False # the 'nothing frozen' warning: once, and only before anything was held
 
     def _frozen_part(self):
         model = self.learn.model
@@ -112,9 +113,12 @@ class FreezeBNStats(Callback):
         "The layers to hold in this fit, with the warnings when there are none"
         frozen = self._frozen_part()
         if not frozen:
+            # once per callback, and never after it has held layers: fine_tune's unfrozen phase is the plan, not a mistake
+            if self._held_before or self._warned_idle: return []
+            self._warned_idle = True
             warnings.warn("FreezeBNStats: nothing in learn.model is frozen in this fit (no parameter group frozen by "
                           "learn.freeze()/freeze_to(), no module whose parameters all have requires_grad=False), so no "
-                          "running statistics are held; expected in fine_tune's unfrozen phase. Freeze the trunk first "
+                          "running statistics are held (said once per callback). Freeze the trunk first "
                           "(learn.freeze()), or name it: FreezeBNStats(modules=...).", BNStatsWarning, stacklevel=2)
             return []
         frozen_ids = set(map(id, frozen))
@@ -132,6 +136,7 @@ class FreezeBNStats(Callback):
 
     def before_fit(self):
         self._held = self._resolve()
+        if self._held: self._held_before = True
         self._snapshot = norm_stats_snapshot(self._held)
         self._hold()
     def before_batch(self): self._hold()
