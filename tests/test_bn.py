@@ -13,13 +13,7 @@ from fastai_paranoid.core import fingerprint, stat_norm_layers, rng_fingerprint
 from fastai_paranoid.fresh import seed_everything
 from fastai_paranoid.fixtures import bn_cnn, random_image_dls, digits_dls
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    "Tiny models: one thread is faster and exactly reproducible; restored after each test"
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
+pytestmark = pytest.mark.usefixtures('one_thread') # tests/conftest.py
 
 def splitter(m): return [list(m[0].parameters()), list(m[1].parameters())]
 

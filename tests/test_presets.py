@@ -13,13 +13,7 @@ from fastai_paranoid.fixtures import digits_transfer_dls, transfer_model, pretra
 from fastai_paranoid.fresh import fresh_learner
 from fastai_paranoid.presets import trunk_and_head, TrunkHeadSplitter, FrozenTrunk, HoldLRRatio
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    "Tiny models: one thread is faster and exactly reproducible; restored after each test"
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
+pytestmark = pytest.mark.usefixtures('one_thread') # tests/conftest.py
 
 def state_fps(module): return [fingerprint(t) for t in module.state_dict().values()]
 
