@@ -10,9 +10,9 @@ import torch
 from torch import nn
 
 # %% auto #0
-__all__ = ['VERDICTS', 'ParanoidWarning', 'ParanoidError', 'get_rng_states', 'set_rng_states', 'preserve_rng', 'rng_fingerprint',
-           'fingerprints', 'fingerprint', 'module_paths', 'tracks_running_stats', 'stat_norm_layers', 'frozen_modules',
-           'ResultTable', 'CheckResult', 'register_check', 'registered_checks']
+__all__ = ['ON_LEAK', 'VERDICTS', 'ParanoidWarning', 'ParanoidError', 'finding_sink', 'emit', 'get_rng_states', 'set_rng_states',
+           'preserve_rng', 'rng_fingerprint', 'fingerprints', 'fingerprint', 'module_paths', 'tracks_running_stats',
+           'stat_norm_layers', 'frozen_modules', 'ResultTable', 'CheckResult', 'register_check', 'registered_checks']
 
 # %% ../nbs/00_core.ipynb #d0586e11
 class ParanoidWarning(UserWarning):
@@ -20,6 +20,38 @@ class ParanoidWarning(UserWarning):
 
 class ParanoidError(Exception):
     "Base class of the errors fastai_paranoid raises when a guard finds a problem"
+
+# %% ../nbs/00_core.ipynb #41084b23
+import logging, os
+_logger = logging.getLogger('fastai_paranoid')
+_finding_sinks = [] # callables `fn(message, category)`, in the order they were opened
+ON_LEAK = ('warn', 'raise', 'log')
+
+@contextlib.contextmanager
+def finding_sink(fn): # called as `fn(message:str, category:type)` for every finding emitted inside the block
+    "Record every finding any guard emits inside the block, whatever the warnings filters say"
+    _finding_sinks.append(fn)
+    try: yield fn
+    finally: _finding_sinks.remove(fn)
+
+def _rank()->int:
+    "This process's global rank (fastai's `rank_distrib`, read without importing fastai)"
+    return int(os.environ.get('RANK', 0) or 0)
+
+def emit(message:str, # the finding: object, evidence, fix
+         category:type=ParanoidWarning, # its warning category
+         on_leak:str='warn', # 'warn', 'raise' or 'log'
+         error=ParanoidError, # what 'raise' raises: an exception class (called with `message`) or instance
+         stacklevel:int=2, # as `warnings.warn`'s, counted from the caller of `emit`
+        ):
+    "The one way a guard reports a finding: sinks record it, then it is warned, logged (rank 0 only) or raised (every rank)"
+    if on_leak not in ON_LEAK:
+        raise ValueError(f"on_leak={on_leak!r} is not one of {', '.join(map(repr, ON_LEAK))}.")
+    for sink in list(_finding_sinks): sink(message, category)
+    if on_leak == 'raise': raise error if isinstance(error, BaseException) else error(message)
+    if _rank() != 0: return
+    if on_leak == 'warn': warnings.warn(message, category, stacklevel=stacklevel + 1)
+    else: _logger.warning(message)
 
 # %% ../nbs/00_core.ipynb #40cdffba
 def _dataloaders_of(dls):
