@@ -13,7 +13,7 @@ from .leaks import StateLeakDetector
 from .distributed import CrossRankConsistency
 
 # %% auto #0
-__all__ = ['PARANOID_GUARDS', 'PreserveLRFindRNG', 'ParanoidInstaller', 'paranoid', 'is_paranoid']
+__all__ = ['PARANOID_GUARDS', 'PreserveLRFindRNG', 'ParanoidInstaller', 'paranoid', 'is_paranoid', 'lock_paranoid']
 
 # %% ../nbs/21_paranoid.ipynb #1817f4de
 class PreserveLRFindRNG(Callback):
@@ -35,6 +35,7 @@ PARANOID_GUARDS = [StateLeakDetector, PreserveLRFindRNG, CrossRankConsistency]
 
 _settings = {'on': False, 'guards': [], 'on_leak': 'warn'}
 _added = weakref.WeakKeyDictionary() # Learner -> weak references to the guards paranoid() gave it (a strong one would keep the Learner alive)
+_locks = [] # the open `lock_paranoid` blocks, innermost last (see below)
 
 class ParanoidInstaller(Callback):
     "Give each new Learner the guards `paranoid()` was called with, then leave it"
@@ -85,16 +86,63 @@ class paranoid:
         self.previous = dict(_settings)
         self.on, self.on_leak = on, on_leak
         self.guards = _check_guards(PARANOID_GUARDS if guards is None else guards) if on else []
+        self.refused = None # under `lock_paranoid`: what of this call was refused, and where it came from
+        if _locks: self.on, self.guards, self.on_leak, self.refused = _hold(self.on, self.guards, self.on_leak, _caller())
         _apply(self.on, self.guards, self.on_leak)
     def __enter__(self): return self
     def __exit__(self, *exc):
         prev = self.previous
-        _apply(prev['on'], prev['guards'], prev['on_leak'])
+        on, guards, on_leak = prev['on'], prev['guards'], prev['on_leak']
+        if _locks: on, guards, on_leak, _ = _hold(on, guards, on_leak, where=None)
+        _apply(on, guards, on_leak)
     def __repr__(self):
         if not self.on: return "paranoid: off"
         names = ', '.join(g.__name__ for g in self.guards)
-        return f"paranoid: on ({names}; on_leak={self.on_leak!r})"
+        held = f"; {self.refused}" if self.refused else ""
+        return f"paranoid: on ({names}; on_leak={self.on_leak!r}){held}"
 
 def is_paranoid()->bool:
     "Is `paranoid()` installing guards into new Learners?"
     return _settings['on'] and ParanoidInstaller in defaults.callbacks
+
+# %% ../nbs/21_paranoid.ipynb #4ffff0f9
+import os, sys, contextlib
+
+class _Lock:
+    "One open `lock_paranoid` block: who holds it, the settings it holds on, what it refused"
+    def __init__(self, by): self.by, self.floor, self.refused = by, dict(_settings), []
+
+@contextlib.contextmanager
+def lock_paranoid(by:str='fastai-paranoid check', # who holds the guards on: named in each refusal
+                 ):
+    "Hold the guards in force now on for the block: `paranoid()` inside can add guards but not remove any; yields the refusals"
+    lock = _Lock(by)
+    _locks.append(lock)
+    try: yield lock.refused
+    finally: _locks.remove(lock)
+
+def _caller(depth:int=2)->str:
+    "`file:line` of the code that called `paranoid()` (relative to the working directory when it is inside it)"
+    frame = sys._getframe(depth)
+    filename = frame.f_code.co_filename
+    if not filename.startswith('<'):
+        try: rel = os.path.relpath(filename)
+        except ValueError: rel = filename # another drive (Windows)
+        if not rel.startswith('..'): filename = rel
+    return f"{filename}:{frame.f_lineno}"
+
+def _hold(on, guards, on_leak, where):
+    "The settings asked for, raised to what the innermost lock holds on; and what was refused (recorded in every open lock when `where` is given)"
+    lock = _locks[-1]
+    floor = lock.floor
+    if not floor['on']: return on, guards, on_leak, None
+    asked = list(guards) if on else []
+    dropped = [g for g in floor['guards'] if g not in asked]
+    held = list(floor['guards']) + [g for g in asked if g not in floor['guards']]
+    if on and not dropped: return True, held, floor['on_leak'], None
+    what = "paranoid(False)" if not on else f"paranoid(guards=[{', '.join(g.__name__ for g in asked)}])"
+    kept = '' if not on else f" ({', '.join(g.__name__ for g in dropped)} kept)"
+    refused = f"{what} refused: {lock.by} keeps its guards on{kept}"
+    if where is not None:
+        for l in _locks: l.refused.append(f"{what} at {where} refused: {l.by} keeps its guards on{kept}")
+    return True, held, floor['on_leak'], refused
