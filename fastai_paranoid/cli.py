@@ -17,16 +17,28 @@ __all__ = ['Findings', 'collect_findings', 'run_script', 'notebook_cells', 'run_
            'main']
 
 # %% ../nbs/22_cli.ipynb #a47af314
+import html
+from .core import finding_sink
+from .paranoid import lock_paranoid
+
 class Findings:
-    "What one checked run found: the state-leak detector's findings and the other guards' warnings"
+    "What one checked run found: the state-leak detector's findings, the other guards' findings, and what the checked code was refused"
     def __init__(self):
-        self.leaks, self.warnings = [], [] # `leaks.Finding`s; `warnings.WarningMessage`s of other ParanoidWarnings
+        self._leaks, self._live = [], False # `leaks.Finding`s; `_live`: read `all_findings()` while the run goes on
+        self.warnings = [] # `warnings.WarningMessage`s: every other finding, in order (repeats included)
+        self.refused = [] # the checked code's `paranoid()` calls that would have switched guards off, with where they came from
+    @property
+    def leaks(self)->list:
+        "The state-leak detector's findings (up to now while the run goes on)"
+        return all_findings() if self._live else self._leaks
+    @leaks.setter
+    def leaks(self, findings): self._leaks, self._live = list(findings), False
     @property
     def problems(self)->int:
-        "How many findings count against the run: leak findings that are not `info`, and every other guard warning"
+        "How many findings count against the run: leak findings that are not `info`, and every other guard's finding"
         return sum(f.severity != 'info' for f in self.leaks) + len(self.other_warnings())
     def other_warnings(self)->list:
-        "The distinct `ParanoidWarning`s that are not the detector's own (those are in `self.leaks`)"
+        "The distinct findings that are not the detector's own (those are in `self.leaks`)"
         res, seen = [], set()
         for w in self.warnings:
             key = (w.category, str(w.message))
@@ -34,30 +46,50 @@ class Findings:
             seen.add(key)
             res.append(w)
         return res
-    def report(self, name:str='the run')->str:
-        "The report as text: the leak table, then the other guards' warnings"
+    def _tables(self)->list:
+        others = [{'guard': w.category.__name__, 'message': str(w.message)} for w in self.other_warnings()]
+        return ([findings_report(self.leaks, title='State leaks')] if self.leaks else []) + \
+               ([ResultTable(others, columns=['guard', 'message'], title='Other guards')] if others else [])
+    def _headline(self, name):
         if not self.leaks and not self.other_warnings(): return f"fastai-paranoid: no findings in {name}"
-        out = [f"fastai-paranoid: {self.problems} problem(s) found in {name}"]
-        if self.leaks: out.append(str(findings_report(self.leaks, title='State leaks')))
-        others = self.other_warnings()
-        if others:
-            rows = [{'guard': w.category.__name__, 'message': str(w.message)} for w in others]
-            out.append(str(ResultTable(rows, columns=['guard', 'message'], title='Other guards')))
+        return f"fastai-paranoid: {self.problems} problem(s) found in {name}"
+    def _refusals(self):
+        return "fastai-paranoid: the checked code tried to switch guards off; they stayed on:\n" + '\n'.join(f"  {r}" for r in self.refused)
+    def report(self, name:str='the run')->str:
+        "The report as text: the leak table, the other guards' findings, then what the checked code was refused"
+        out = [self._headline(name)] + [str(t) for t in self._tables()]
+        if self.refused: out.append(self._refusals())
         return '\n\n'.join(out)
+    __repr__ = report
+    def _repr_html_(self):
+        out = [f"<p>{html.escape(self._headline('the run'))}</p>"] + [t._repr_html_() for t in self._tables()]
+        if self.refused: out.append(f"<pre>{html.escape(self._refusals())}</pre>")
+        return '\n'.join(out)
 
 @contextlib.contextmanager
-def collect_findings():
-    "Gather the findings of the body: the leak detector's (from a clean slate) and every `ParanoidWarning`, still shown"
+def collect_findings(lock:bool=True, # hold the guards in force on for the body (`paranoid.lock_paranoid`)
+                     by:str='fastai-paranoid check', # the runner, named when the checked code is refused
+                    ):
+    "Gather the body's findings: the leak detector's (from a clean slate) and every other guard's, whatever the warnings filters say"
     found = Findings()
     clear_findings()
-    with warnings.catch_warnings():
+    from_sinks = set() # (category, message) of what reached the sink: the warning `emit` then shows is not counted twice
+    def _sink(message, category):
+        from_sinks.add((category, str(message)))
+        found.warnings.append(warnings.WarningMessage(message, category, '', 0))
+    def _record(message, category, filename, lineno, file=None, line=None):
+        "For guards that still call `warnings.warn`: record what passes the filters, then show it"
+        if issubclass(category, ParanoidWarning) and (category, str(message)) not in from_sinks:
+            found.warnings.append(warnings.WarningMessage(message, category, filename, lineno, file, line))
+        show(message, category, filename, lineno, file, line)
+    with contextlib.ExitStack() as stack:
+        if lock: found.refused = stack.enter_context(lock_paranoid(by))
+        stack.enter_context(finding_sink(_sink))
+        stack.enter_context(warnings.catch_warnings())
         warnings.simplefilter('always', ParanoidWarning)
         show = warnings.showwarning
-        def _record(message, category, filename, lineno, file=None, line=None):
-            if issubclass(category, ParanoidWarning):
-                found.warnings.append(warnings.WarningMessage(message, category, filename, lineno, file, line))
-            show(message, category, filename, lineno, file, line)
         warnings.showwarning = _record
+        found._live = True
         try: yield found
         finally: found.leaks = all_findings()
 
