@@ -27,6 +27,7 @@ class Findings:
         self._leaks, self._live = [], False # `leaks.Finding`s; `_live`: read `all_findings()` while the run goes on
         self.warnings = [] # `warnings.WarningMessage`s: every other finding, in order (repeats included)
         self.refused = [] # the checked code's `paranoid()` calls that would have switched guards off, with where they came from
+        self.name = 'the run' # what the report calls the checked code
     @property
     def leaks(self)->list:
         "The state-leak detector's findings (up to now while the run goes on)"
@@ -55,14 +56,14 @@ class Findings:
         return f"fastai-paranoid: {self.problems} problem(s) found in {name}"
     def _refusals(self):
         return "fastai-paranoid: the checked code tried to switch guards off; they stayed on:\n" + '\n'.join(f"  {r}" for r in self.refused)
-    def report(self, name:str='the run')->str:
+    def report(self, name:str|None=None)->str: # what to call the checked code (default: `self.name`)
         "The report as text: the leak table, the other guards' findings, then what the checked code was refused"
-        out = [self._headline(name)] + [str(t) for t in self._tables()]
+        out = [self._headline(self.name if name is None else name)] + [str(t) for t in self._tables()]
         if self.refused: out.append(self._refusals())
         return '\n\n'.join(out)
     __repr__ = report
     def _repr_html_(self):
-        out = [f"<p>{html.escape(self._headline('the run'))}</p>"] + [t._repr_html_() for t in self._tables()]
+        out = [f"<p>{html.escape(self._headline(self.name))}</p>"] + [t._repr_html_() for t in self._tables()]
         if self.refused: out.append(f"<pre>{html.escape(self._refusals())}</pre>")
         return '\n'.join(out)
 
