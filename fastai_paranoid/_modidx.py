@@ -108,6 +108,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                      'fastai_paranoid.cli.Findings': ('cli.html#findings', 'fastai_paranoid/cli.py'),
                                      'fastai_paranoid.cli.Findings.__init__': ('cli.html#findings.__init__', 'fastai_paranoid/cli.py'),
                                      'fastai_paranoid.cli.Findings._headline': ('cli.html#findings._headline', 'fastai_paranoid/cli.py'),
+                                     'fastai_paranoid.cli.Findings._keep_leaks': ( 'cli.html#findings._keep_leaks',
+                                                                                   'fastai_paranoid/cli.py'),
                                      'fastai_paranoid.cli.Findings._refusals': ('cli.html#findings._refusals', 'fastai_paranoid/cli.py'),
                                      'fastai_paranoid.cli.Findings._repr_html_': ( 'cli.html#findings._repr_html_',
                                                                                    'fastai_paranoid/cli.py'),

@@ -24,14 +24,19 @@ from .paranoid import lock_paranoid
 class Findings:
     "What one checked run found: the state-leak detector's findings, the other guards' findings, and what the checked code was refused"
     def __init__(self):
-        self._leaks, self._live = [], False # `leaks.Finding`s; `_live`: read `all_findings()` while the run goes on
+        self._leaks, self._live = [], False # `leaks.Finding`s; `_live`: still collecting (see `_keep_leaks`)
         self.warnings = [] # `warnings.WarningMessage`s: every other finding, in order (repeats included)
         self.refused = [] # the checked code's `paranoid()` calls that would have switched guards off, with where they came from
         self.name = 'the run' # what the report calls the checked code
+    def _keep_leaks(self):
+        "Add the detector's findings not kept yet: kept as they come, a `clear_findings()` in the checked code cannot drop them"
+        kept = {id(f) for f in self._leaks}
+        self._leaks += [f for f in all_findings() if id(f) not in kept]
     @property
     def leaks(self)->list:
         "The state-leak detector's findings (up to now while the run goes on)"
-        return all_findings() if self._live else self._leaks
+        if self._live: self._keep_leaks()
+        return self._leaks
     @leaks.setter
     def leaks(self, findings): self._leaks, self._live = list(findings), False
     @property
@@ -76,10 +81,12 @@ def collect_findings(lock:bool=True, # hold the guards in force on for the body 
     clear_findings()
     from_sinks = set() # (category, message) of what reached the sink: the warning `emit` then shows is not counted twice
     def _sink(message, category):
+        found._keep_leaks()
         from_sinks.add((category, str(message)))
         found.warnings.append(warnings.WarningMessage(message, category, '', 0))
     def _record(message, category, filename, lineno, file=None, line=None):
         "For guards that still call `warnings.warn`: record what passes the filters, then show it"
+        found._keep_leaks()
         if issubclass(category, ParanoidWarning) and (category, str(message)) not in from_sinks:
             found.warnings.append(warnings.WarningMessage(message, category, filename, lineno, file, line))
         show(message, category, filename, lineno, file, line)
@@ -92,7 +99,9 @@ def collect_findings(lock:bool=True, # hold the guards in force on for the body 
         warnings.showwarning = _record
         found._live = True
         try: yield found
-        finally: found.leaks = all_findings()
+        finally:
+            found._keep_leaks()
+            found._live = False
 
 # %% ../nbs/22_cli.ipynb #bf3ef767
 def run_script(path, # a .py file

@@ -173,3 +173,98 @@ def test_learners_made_under_paranoid_can_be_garbage_collected():
     del learn
     gc.collect()
     assert ref() is None, "paranoid() must not keep Learners alive"
+
+# --- held on by a runner: lock_paranoid and collect_findings (what `fastai-paranoid check` and `pytest --paranoid` use)
+
+import contextlib, inspect, io, textwrap
+from fastai_paranoid.core import emit, ParanoidWarning
+from fastai_paranoid.leaks import StateLeakDetector, clear_findings
+from fastai_paranoid.paranoid import lock_paranoid, _locks
+from fastai_paranoid.cli import collect_findings, main
+
+class GuardWarning(ParanoidWarning): "A test guard's category"
+
+def reuse_a_model():
+    "Seed 000's loop: two Learners handed the same model"
+    model = build_mlp()
+    for _ in range(2):
+        learn = Learner(xor_dls(), model, loss_func=nn.CrossEntropyLoss())
+        with learn.no_bar(), learn.no_logging(): learn.fit(1, 1e-2)
+
+def test_lock_refuses_off_and_says_where_from():
+    with paranoid(), lock_paranoid(by='the test runner') as refused:
+        line = inspect.currentframe().f_lineno + 1
+        p = paranoid(False)
+        learn = new_learner()
+        assert is_paranoid() and isinstance(learn.state_leak_detector, StateLeakDetector)
+        assert p.on and 'refused' in repr(p)
+    assert len(refused) == 1 and refused[0].startswith("paranoid(False) at ")
+    assert refused[0].endswith(f"test_paranoid.py:{line} refused: the test runner keeps its guards on"), refused
+    assert not is_paranoid() and _locks == []
+    assert repr(paranoid(False)) == "paranoid: off", "outside a lock paranoid(False) works as before"
+
+def test_lock_keeps_the_guards_a_smaller_list_leaves_out_and_adds_new_ones():
+    with paranoid(guards=[Plain]), lock_paranoid() as refused:
+        p = paranoid(guards=[Noted], on_leak='raise')
+        assert p.guards == [Plain, Noted] and p.on_leak == 'warn'
+        learn = new_learner()
+        assert hasattr(learn, 'plain') and learn.noted.on_leak == 'warn'
+        with paranoid(False): assert hasattr(new_learner(), 'plain')
+        paranoid(guards=[Plain, Noted]) # keeps everything: not a refusal
+    assert len(refused) == 2 and 'paranoid(guards=[Noted]) at' in refused[0] and '(Plain kept)' in refused[0]
+    assert not hasattr(learn, 'noted') and not hasattr(learn, 'plain'), "the outer block's exit removes all it added"
+
+def test_lock_over_off_holds_nothing():
+    with lock_paranoid() as refused:
+        paranoid(guards=[Plain]); paranoid(False)
+        assert not is_paranoid()
+    assert refused == []
+
+def test_collect_findings_sees_through_the_checked_codes_warning_filters():
+    with paranoid(), collect_findings() as found:
+        warnings.filterwarnings('ignore')
+        emit("model.0 (Linear) went non-finite at epoch 3. Fix: lower the learning rate.", GuardWarning)
+        with warnings.catch_warnings(record=True):
+            emit("model.1 (ReLU) output is all zero. Fix: check the init.", GuardWarning)
+        warnings.simplefilter('ignore', ParanoidWarning)
+        reuse_a_model()
+    assert [str(w.message)[:15] for w in found.other_warnings()] == ["model.0 (Linear", "model.1 (ReLU) "]
+    assert [f.kind for f in found.leaks] == ['reused_model'] and found.problems == 3
+
+def test_collect_findings_counts_each_finding_once_whether_emitted_or_warned():
+    with warnings.catch_warnings(record=True) as shown:
+        warnings.simplefilter('always')
+        with collect_findings(lock=False) as found:
+            emit("emitted, then shown as a warning", GuardWarning)
+            warnings.warn("a guard that still calls warnings.warn", GuardWarning)
+            warnings.warn("not ours", UserWarning)
+    assert [str(w.message) for w in found.warnings] == ["emitted, then shown as a warning", "a guard that still calls warnings.warn"]
+    assert found.problems == 2
+    assert len(shown) == 3, "the warnings are still shown as they happen"
+
+def test_clear_findings_in_the_checked_code_does_not_drop_its_leaks():
+    with paranoid(), collect_findings() as found:
+        reuse_a_model()
+        clear_findings()
+    assert [f.kind for f in found.leaks] == ['reused_model']
+
+def test_check_of_a_script_that_switches_the_guards_off(tmp_path):
+    script = tmp_path/'train.py'
+    script.write_text(textwrap.dedent('''
+        import warnings
+        from torch import nn
+        from fastai.basics import Learner
+        from fastai_paranoid.paranoid import paranoid
+        from fastai_paranoid.fixtures import xor_dls, build_mlp
+        warnings.filterwarnings('ignore')
+        paranoid(False)
+        model = build_mlp()
+        for run in range(2):
+            learn = Learner(xor_dls(), model, loss_func=nn.CrossEntropyLoss())
+            with learn.no_bar(), learn.no_logging(): learn.fit(1, 1e-2)
+    '''))
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()): status = main(['check', str(script)])
+    assert status == 1 and 'reused_model' in out.getvalue()
+    assert "paranoid(False) at " in out.getvalue() and "train.py:8 refused" in out.getvalue()
+    assert not is_paranoid() and _locks == []
