@@ -61,7 +61,8 @@ class Findings:
         return f"fastai-paranoid: {self.problems} problem(s) found in {name}"
     def _refusals(self):
         return "fastai-paranoid: the checked code tried to switch guards off; they stayed on:\n" + '\n'.join(f"  {r}" for r in self.refused)
-    def report(self, name:str|None=None)->str: # what to call the checked code (default: `self.name`)
+    def report(self, name:str|None=None, # what to call the checked code (default: `self.name`)
+              )->str:
         "The report as text: the leak table, the other guards' findings, then what the checked code was refused"
         out = [self._headline(self.name if name is None else name)] + [str(t) for t in self._tables()]
         if self.refused: out.append(self._refusals())

@@ -43,6 +43,7 @@ class ParanoidSession:
         self.results = {} # nodeid -> the test's `Findings`, for tests that found something or were refused something
         self.n_tests = 0
         self._open = {} # nodeid -> `_Test` while it runs
+        self._in_tests = set() # indices in `self.refused` of the refusals made during a test
         self._session = contextlib.ExitStack()
         self._session.enter_context(paranoid(on_leak='warn'))
         self.refused = self._session.enter_context(lock_paranoid(self.by)) # every refusal of the session, in order
@@ -72,6 +73,7 @@ class ParanoidSession:
         test.stack.close()
         test.stack = None
         test.found.refused = self.refused[test.n_refused:]
+        self._in_tests.update(range(test.n_refused, len(self.refused)))
         if test.found.problems or test.found.refused: self.results[nodeid] = test.found
 
     @pytest.hookimpl(wrapper=True)
@@ -98,7 +100,7 @@ class ParanoidSession:
             for nodeid, f in found.items(): tr.write_line(_failure_text(f, nodeid))
         for nodeid, calls in refused.items():
             for r in calls: tr.write_line(f"{nodeid}: {r}")
-        outside = [r for r in self.refused if not any(r in calls for calls in refused.values())]
+        outside = [r for i, r in enumerate(self.refused) if i not in self._in_tests]
         for r in outside: tr.write_line(f"outside any test: {r}")
         verdict = "tests failed for them" if self.mode == 'fail' else "reported only (--paranoid=warn)"
         summary = f"{sum(f.problems for f in found.values())} problem(s) in {len(found)} of {self.n_tests} test(s)"

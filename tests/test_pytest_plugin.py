@@ -98,6 +98,7 @@ def test_checked_tests_cannot_switch_the_check_off(run, pytester):
     blind = HEADER + textwrap.dedent('''
         from fastai_paranoid.paranoid import paranoid
         from fastai_paranoid.core import emit, ParanoidWarning
+        paranoid(False) # at import, during collection
 
         def test_switches_off_then_leaks():
             paranoid(False)
@@ -120,8 +121,10 @@ def test_checked_tests_cannot_switch_the_check_off(run, pytester):
     failure = out.split('FAILURES')[1].split('warnings summary')[0]
     assert failure.count('[reused_model]') == 2 and '[ParanoidWarning] model.0 (Linear) went non-finite' in failure
     summary = out.split('= fastai-paranoid =')[1]
-    line = (pytester.path/'test_blind.py').read_text().splitlines().index('    paranoid(False)') + 1
+    lines = (pytester.path/'test_blind.py').read_text().splitlines()
+    line, at_import = lines.index('    paranoid(False)') + 1, lines.index('paranoid(False) # at import, during collection') + 1
     assert f'test_blind.py::test_switches_off_then_leaks: paranoid(False) at test_blind.py:{line} refused: pytest --paranoid keeps its guards on' in summary
+    assert f'outside any test: paranoid(False) at test_blind.py:{at_import} refused' in summary and summary.count('refused') == 2
 
 def test_findings_of_fixtures(run):
     result, out = run('--paranoid', test_fixtures=HEADER + textwrap.dedent('''
