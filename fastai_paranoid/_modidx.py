@@ -414,6 +414,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                                                                                  'fastai_paranoid/ipython.py'),
                                          'fastai_paranoid.ipython.ParanoidExtension._record': ( 'ipython.html#paranoidextension._record',
                                                                                                 'fastai_paranoid/ipython.py'),
+                                         'fastai_paranoid.ipython.ParanoidExtension._showwarning': ( 'ipython.html#paranoidextension._showwarning',
+                                                                                                     'fastai_paranoid/ipython.py'),
                                          'fastai_paranoid.ipython.ParanoidExtension.cell_findings': ( 'ipython.html#paranoidextension.cell_findings',
                                                                                                       'fastai_paranoid/ipython.py'),
                                          'fastai_paranoid.ipython.ParanoidExtension.close': ( 'ipython.html#paranoidextension.close',

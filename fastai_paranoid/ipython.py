@@ -5,7 +5,7 @@
 # %% ../nbs/25_ipython.ipynb #79e35bd9
 from __future__ import annotations
 import contextlib, warnings
-from .core import finding_sink
+from .core import ParanoidWarning, finding_sink
 from .leaks import all_findings
 from .paranoid import paranoid
 from .cli import Findings
@@ -23,14 +23,24 @@ class ParanoidExtension:
         self._stack = contextlib.ExitStack()
         self.paranoid = self._stack.enter_context(paranoid(on_leak=on_leak))
         self._stack.enter_context(finding_sink(self._record))
-        self._n_leaks, self._messages = len(all_findings()), []
+        self._show = warnings.showwarning
+        warnings.showwarning = self._showwarning
+        self._n_leaks, self._messages, self._from_sink = len(all_findings()), [], set()
         shell.events.register('pre_run_cell', self.pre_run_cell)
         shell.events.register('post_run_cell', self.post_run_cell)
 
-    def _record(self, message, category): self._messages.append(warnings.WarningMessage(message, category, '', 0))
+    def _record(self, message, category):
+        self._from_sink.add((category, str(message)))
+        self._messages.append(warnings.WarningMessage(message, category, '', 0))
+
+    def _showwarning(self, message, category, filename, lineno, file=None, line=None):
+        "For guards that still call `warnings.warn`: record what is shown (once, if `emit` already recorded it), then show it"
+        if issubclass(category, ParanoidWarning) and (category, str(message)) not in self._from_sink:
+            self._messages.append(warnings.WarningMessage(message, category, filename, lineno, file, line))
+        self._show(message, category, filename, lineno, file, line)
 
     def pre_run_cell(self, info):
-        self._n_leaks, self._messages = len(all_findings()), []
+        self._n_leaks, self._messages, self._from_sink = len(all_findings()), [], set()
 
     def cell_findings(self)->Findings:
         "What the guards found since the current cell started"
@@ -43,7 +53,7 @@ class ParanoidExtension:
 
     def post_run_cell(self, result):
         found = self.cell_findings()
-        self._n_leaks, self._messages = len(all_findings()), []
+        self._n_leaks, self._messages, self._from_sink = len(all_findings()), [], set()
         if found.leaks or found.other_warnings():
             from IPython.display import display
             display(found)
@@ -52,6 +62,7 @@ class ParanoidExtension:
         "Unhook the events and put `paranoid()` back as it was"
         for event, fn in (('pre_run_cell', self.pre_run_cell), ('post_run_cell', self.post_run_cell)):
             with contextlib.suppress(ValueError): self.shell.events.unregister(event, fn)
+        if warnings.showwarning == self._showwarning: warnings.showwarning = self._show
         self._stack.close()
 
 _loaded = {} # id(shell) -> its `ParanoidExtension`
