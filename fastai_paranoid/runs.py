@@ -12,6 +12,7 @@ import numpy as np
 import torch
 from torch import nn
 from fastai.learner import Learner
+import fastprogress.fastprogress
 from fastprogress.fastprogress import progress_bar
 from .core import ResultTable, CheckResult, preserve_rng, emit, ParanoidWarning
 
@@ -174,7 +175,8 @@ def _seed_panel(ax, st:SeedStats):
 
 def _bar(items:list, progress:bool):
     "A fastprogress bar over `items` (with the time left) when `progress`, else the items themselves"
-    return progress_bar(items, leave=False) if progress and items else items
+    # no bar where fastprogress would not print one (captured output, NO_BAR): it would only leave a stray fill character
+    return progress_bar(items, leave=False) if progress and items and fastprogress.fastprogress.printing() else items
 
 def _comment(bar, text:str):
     if hasattr(bar, 'comment'): bar.comment = text
