@@ -489,6 +489,9 @@ def test_progress_bar_over_runs_with_time_left(monkeypatch, capsys):
     ablate(toy, {'a': {'effect': 1}}, seeds=range(3), progress=False)
     run_seeds(lambda s: 1.0 + s, range(4), progress=False)
     assert capsys.readouterr().out == ''
+    monkeypatch.setattr(fastprogress.fastprogress, 'printing', lambda: False)   # output captured, or NO_BAR
+    ablate(toy, {'a': {'effect': 1}}, seeds=range(3))
+    assert capsys.readouterr().out == '', "no stray fill character where no bar can show"
 
 
 def test_progress_bar_counts_only_the_runs_left(monkeypatch, tmp_path):
