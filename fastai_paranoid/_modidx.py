@@ -654,6 +654,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                       'fastai_paranoid.runs._tensor_bits': ('runs.html#_tensor_bits', 'fastai_paranoid/runs.py'),
                                       'fastai_paranoid.runs._verdict': ('runs.html#_verdict', 'fastai_paranoid/runs.py'),
                                       'fastai_paranoid.runs._version': ('runs.html#_version', 'fastai_paranoid/runs.py'),
+                                      'fastai_paranoid.runs._version_changes': ('runs.html#_version_changes', 'fastai_paranoid/runs.py'),
                                       'fastai_paranoid.runs.ablate': ('runs.html#ablate', 'fastai_paranoid/runs.py'),
                                       'fastai_paranoid.runs.check_reproducible': ( 'runs.html#check_reproducible',
                                                                                    'fastai_paranoid/runs.py'),

@@ -506,6 +506,16 @@ def _logged_runs(path:Path, variants:dict, seeds:list)->dict:
             res[(name, seed)] = rec
     return res
 
+_RESULT_VERSIONS = ('python', 'torch', 'fastai', 'fastcore', 'numpy', 'device', 'cuda', 'cudnn') # versions that change numbers
+
+def _version_changes(logged:dict, now:dict)->str:
+    "`torch: 2.13.0 in the log, 2.14.1 now`, for each version of the read-back runs that differs from this run's"
+    old = {}
+    for rec in logged.values():
+        for k, v in (rec.get('versions') or {}).items():
+            if k in _RESULT_VERSIONS and v != now.get(k): old.setdefault(k, set()).add(str(v))
+    return '; '.join(f"{k}: {', '.join(sorted(vs))} in the log, {now.get(k)} now" for k, vs in old.items())
+
 def _strip_record(result, config, seed, where):
     "Accept the seed's whole record ({'config', 'seed', 'variant', metrics...}): check and drop what is not a metric"
     if not isinstance(result, dict): return result
@@ -545,6 +555,10 @@ def ablate(fn, # `fn(config, seed)` -> a number or a dict of metrics: one comple
     versions = run_versions()
     path = _log_path(log, mode) if log is not None else None
     logged = _logged_runs(path, variants, seeds) if path is not None and mode == 'a' and path.exists() else {}
+    if logged and (changed := _version_changes(logged, versions)):
+        emit(f"ablate: the {len(logged)} runs read back from the log {str(path)!r} were made with other versions ({changed}). "
+             f"Their numbers may differ from a run made now, so the comparison mixes versions; to compare like with like, "
+             f"rerun everything into a new log (or mode='w').", SeedWarning)
     created = path is not None and not path.exists()
     f = open(path, 'a' if mode == 'a' else 'w') if path is not None else None
     runs = {} # (variant, seed) -> record

@@ -1,5 +1,5 @@
 "`runs`: run_seeds, ablate (log modes, verdicts, records) and check_reproducible, each both ways."
-import json, math, random, warnings
+import json, math, random, re, warnings
 import matplotlib
 matplotlib.use('Agg')
 from matplotlib.figure import Figure
@@ -564,3 +564,16 @@ def test_a_run_with_a_nan_loss_is_diverged_in_every_metric():
     assert row['mean'] == pytest.approx(0.81) and row['verdict'].startswith('diverged in 1 of 3 seeds (seed 1); the other 2: ')
     assert '0.5000 (diverged)' in str(table)
     assert table.row('base', 'accuracy')['verdict'] == '' and '(diverged)' not in table._cells()[0][4]
+
+
+def test_resuming_runs_made_with_other_versions_warns_and_same_versions_do_not(tmp_path):
+    log = tmp_path / 'log.jsonl'
+    ablate(toy, {'a': {'effect': 1}}, seeds=range(2), log=log, progress=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter('error', SeedWarning)
+        ablate(toy, {'a': {'effect': 1}}, seeds=range(3), log=log, mode='a', progress=False)
+    lines = [json.loads(l) for l in log.read_text().splitlines()]
+    lines[0]['versions'] = dict(lines[0]['versions'], torch='1.0.0', fastai_paranoid='0.0.1', torch_threads=99)
+    log.write_text(''.join(json.dumps(l) + '\n' for l in lines))
+    with pytest.warns(SeedWarning, match=rf"3 runs read back .* other versions \(torch: 1.0.0 in the log, {re.escape(torch.__version__)} now\)\. "):
+        ablate(toy, {'a': {'effect': 1}}, seeds=range(3), log=log, mode='a', progress=False)
