@@ -14,7 +14,8 @@ from .core import (ParanoidWarning, ResultTable, frozen_modules, stat_norm_layer
                                   module_paths, tracks_running_stats)
 
 # %% auto #0
-__all__ = ['FreezeBNStatsCallback', 'norm_stats_snapshot', 'norm_stats_drift', 'BNStatsWarning', 'FreezeBNStats']
+__all__ = ['FreezeBNStatsCallback', 'norm_stats_snapshot', 'NormStatsDrift', 'norm_stats_drift', 'BNStatsWarning',
+           'FreezeBNStats']
 
 # %% ../nbs/10_bn.ipynb #f822ef7c
 _STAT_BUFFERS = ('running_mean', 'running_var', 'num_batches_tracked')
@@ -35,9 +36,31 @@ def _max_change(before, after):
     if before.shape != after.shape: return float('nan')
     return (after.double() - before.double()).abs().max().item() if before.numel() else 0.0
 
+class NormStatsDrift(ResultTable):
+    "What `norm_stats_drift` returns: one row (a dict) per layer, as before; `.plot()` draws the change per layer"
+    def plot(self, figsize=None):
+        "The largest change of `running_mean` and `running_var` per layer (symlog axis: 0 is a held layer), moved layers in red. Returns the figure"
+        import math
+        import numpy as np
+        from matplotlib.figure import Figure
+        fig = Figure(figsize=figsize or (6.5, 0.45 * len(self.rows) + 1.4), layout='constrained')
+        ax = fig.subplots()
+        y = np.arange(len(self.rows))
+        for k, (buffer, shift) in enumerate((('running_mean', -0.2), ('running_var', 0.2))):
+            values = [0.0 if math.isnan(r[buffer]) else r[buffer] for r in self.rows]
+            ax.barh(y + shift, values, height=0.4, color=f"C{k}", label=f"{buffer}: largest change")
+        ax.set_yticks(y, [f"{r['layer']}: {r['verdict']}" for r in self.rows], fontsize=8)
+        for tick, r in zip(ax.get_yticklabels(), self.rows): tick.set_color('red' if r['verdict'] == 'moved' else 'black')
+        ax.invert_yaxis()
+        ax.set_xscale('symlog', linthresh=1e-6)
+        ax.set_xlabel('largest absolute change since the snapshot')
+        ax.set_title(self.title, fontsize=10)
+        ax.legend(fontsize=8)
+        return fig
+
 def norm_stats_drift(snapshot:dict, # what `norm_stats_snapshot` returned
                      names:dict|None=None, # readable name of each layer (default: its class)
-                    )->ResultTable:
+                    )->NormStatsDrift:
     "How far each layer's running statistics moved since `snapshot`: one row per layer, `held` when bitwise unchanged"
     rows = []
     for m, before in snapshot.items():
@@ -55,8 +78,8 @@ def norm_stats_drift(snapshot:dict, # what `norm_stats_snapshot` returned
         row['batches_tracked'] = int(now[nbt] - before[nbt]) if nbt in before and nbt in now else 0
         row['verdict'] = 'held' if held else 'moved'
         rows.append(row)
-    return ResultTable(rows, columns=['layer', 'running_mean', 'running_var', 'batches_tracked', 'verdict'],
-                       title='running statistics: largest change since the snapshot')
+    return NormStatsDrift(rows, columns=['layer', 'running_mean', 'running_var', 'batches_tracked', 'verdict'],
+                          title='running statistics: largest change since the snapshot')
 
 # %% ../nbs/10_bn.ipynb #1e9881a5
 class BNStatsWarning(ParanoidWarning):

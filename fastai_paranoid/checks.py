@@ -384,6 +384,29 @@ class LRSweep(ResultTable):
         band = f"{self.band[0]:g} to {self.band[1]:g}" if self.band else 'none (every run diverged)'
         best = 'none' if self.best is None else f"{self.best:g}"
         super().__init__(rows, title=f"lr sweep, {steps} steps per rate: lowest at {best}, band (within {tol:.0%}) {band}")
+        self.tail, self.tol = tail, tol
+    def plot(self, figsize=(6, 3.4)):
+        "Each rate's tail loss against the rate (log axis), the band shaded, the lowest starred, diverged rates as red crosses at the top. Returns the figure"
+        from matplotlib.figure import Figure
+        fig = Figure(figsize=figsize, layout='constrained')
+        ax = fig.subplots()
+        finite = [(lr, l) for lr, l in zip(self.lrs, self.tail_losses) if math.isfinite(l)]
+        if finite: ax.plot(*zip(*finite), 'o-', color='C0', label=f"mean loss of the last {self.tail} steps")
+        if self.band is not None:
+            lo, hi = self.band
+            if lo == hi: lo, hi = lo / 1.15, hi * 1.15 # a band of one rate: a visible sliver around it
+            ax.axvspan(lo, hi, color='C2', alpha=0.2, label=f"usable band (within {self.tol:.0%} of the lowest)")
+            ax.scatter([self.best], [min(l for _, l in finite)], marker='*', s=160, color='C2', zorder=3, label=f"lowest at {self.best:g}")
+        diverged = [lr for lr, l in zip(self.lrs, self.tail_losses) if not math.isfinite(l)]
+        if diverged:
+            ax.scatter(diverged, [0.95] * len(diverged), marker='x', color='red', transform=ax.get_xaxis_transform(),
+                       zorder=3, label='diverged (non-finite loss)')
+        ax.set_xscale('log')
+        ax.set_xlabel('learning rate')
+        ax.set_ylabel('loss')
+        ax.set_title(self.title, fontsize=9)
+        ax.legend(fontsize=8)
+        return fig
 
 def lr_sweep(learn:Learner, # the Learner, left as it is
              lrs=(1e-3, 1e-2, 1e-1, 3e-1, 1., 3., 10.), # the rates to try

@@ -10,7 +10,7 @@ import torch
 from torch.utils.data import TensorDataset
 from sklearn.model_selection import KFold, StratifiedKFold
 from fastai.learner import Learner
-from .core import ParanoidWarning, ParanoidError
+from .core import ParanoidWarning, ParanoidError, emit
 from .fresh import fresh_learner
 
 # %% auto #0
@@ -83,17 +83,16 @@ def _check_fold(learn, fold, valid_idx, on_overlap):
     "Warn (or raise) when the fold's DataLoaders break its split"
     n_valid = len(learn.dls.valid_ds)
     if n_valid != len(valid_idx):
-        warnings.warn(f"fold {fold}: dls_fn(train_idx, valid_idx) returned a validation set of {n_valid} items for "
-                      f"{len(valid_idx)} validation indices, so it is not this fold's validation set. Build it from "
-                      f"valid_idx exactly: no other data, no oversampling on the validation side.", FoldWarning, stacklevel=3)
+        emit(f"fold {fold}: dls_fn(train_idx, valid_idx) returned a validation set of {n_valid} items for "
+             f"{len(valid_idx)} validation indices, so it is not this fold's validation set. Build it from "
+             f"valid_idx exactly: no other data, no oversampling on the validation side.", FoldWarning, stacklevel=3)
     if on_overlap == 'ignore': return
     shared = shared_items(learn.dls)
     if not len(shared): return
     msg = (f"fold {fold}: {len(shared)} of {n_valid} validation items ({len(shared) / n_valid:.0%}) have the same raw input as "
            f"a training item (first at valid position {shared[0]}); validation scores memorised copies, not new data. Split first, "
            f"then oversample or augment inside dls_fn, on the fold's training indices only.")
-    if on_overlap == 'raise': raise FoldLeakError(msg)
-    warnings.warn(msg, FoldWarning, stacklevel=3)
+    emit(msg, FoldWarning, on_leak='raise' if on_overlap == 'raise' else 'warn', error=FoldLeakError, stacklevel=3)
 
 def kfold_learners(labels_or_n, # labels (stratified split) or the number of items (plain k-fold)
                    dls_fn, # `dls_fn(train_idx, valid_idx)` -> the fold's DataLoaders, built from these indices only

@@ -4,14 +4,15 @@
 
 # %% ../nbs/32_guards.ipynb #09f9629f
 from __future__ import annotations
-import random, warnings
+import math, random, warnings
+from array import array
 import numpy as np
 import torch
 from torch import nn
 from torch.nn.modules.dropout import _DropoutNd
 from fastai.callback.core import Callback, CancelFitException
 from fastcore.basics import store_attr
-from .core import ParanoidError, ParanoidWarning, ResultTable, module_paths
+from .core import ParanoidError, ParanoidWarning, ResultTable, module_paths, emit
 
 # %% auto #0
 __all__ = ['NonFiniteError', 'NonFiniteWarning', 'NaNGuard', 'RNGDrawWarning', 'RNGAudit']
@@ -26,7 +27,7 @@ class NonFiniteWarning(ParanoidWarning):
 def _isfinite_all(t): return torch.isfinite(t).all()
 
 class NaNGuard(Callback):
-    "Stop at the first non-finite loss or gradient and say where: epoch, batch, and the first module whose output went non-finite. Flags stay on the device between reads (no host sync per batch on GPU)"
+    "Stop at the first non-finite loss or gradient and say where: epoch, batch, and the first module whose output went non-finite. Flags and losses stay on the device between reads (no host sync per batch on GPU); `losses` holds the training loss of every step up to the stop, `plot()` shows it"
     order = -9 # before the Recorder and the optimizer step, like fastai's TerminateOnNaNCallback
     @property
     def name(self): return 'nan_guard' # `learn.nan_guard` (fastai's default would be `na_n_guard`)
@@ -37,6 +38,8 @@ class NaNGuard(Callback):
                 ):
         store_attr()
         self.found, self._handles, self._active = None, [], False
+        self.losses = array('d') # the training loss of each step of the last fit, up to the first non-finite one
+        self.bad_step = None # index in `losses` of the first non-finite training step (None: none, or it was in validation)
 
     def before_fit(self):
         self.remove()
@@ -51,6 +54,7 @@ class NaNGuard(Callback):
         self._device_step = torch.zeros((), dtype=torch.long, device=device)
         self._first = torch.full((4,), -1, dtype=torch.long, device=device)
         self._host_step, self._pending, self._batch_modules, self._batch_flags = 0, {}, [], []
+        self.losses, self._pending_losses, self._n_train, self.bad_step = array('d'), [], 0, None
         if self.watch_modules: self._handles = [m.register_forward_hook(self._record) for m in model.modules()]
 
     def _record(self, module, inp, out):
@@ -61,7 +65,8 @@ class NaNGuard(Callback):
     def before_batch(self):
         if not self._active: return
         self._batch_modules, self._batch_flags = [], []
-        self._pending[self._host_step] = (self.epoch, self.iter, 'training' if self.training else 'validation', self._batch_modules)
+        self._pending[self._host_step] = (self.epoch, self.iter, 'training' if self.training else 'validation', self._batch_modules,
+                                          self._n_train)
 
     def _mark(self, bad, kind, module_idx, param_idx):
         "On the device: remember this step as the first bad one if it is bad and none was yet"
@@ -82,6 +87,10 @@ class NaNGuard(Callback):
         input_bad = ~torch.stack([_isfinite_all(x) for x in inputs]).all() if inputs else torch.zeros((), dtype=torch.bool, device=self._device_step.device)
         no_loss = getattr(self.learn, 'loss_grad', None) is None
         loss_bad = torch.zeros_like(input_bad) if no_loss else ~_isfinite_all(self.learn.loss_grad.detach())
+        if self.training and not no_loss: # kept on the device until the next host read
+            loss = self.learn.loss_grad.detach()
+            self._pending_losses.append(loss if loss.numel() == 1 else loss.float().mean())
+            self._n_train += 1
         minus_one = torch.full_like(self._device_step, -1)
         self._mark(input_bad, 1, module_idx, minus_one)
         self._mark(loss_bad, 2, module_idx, minus_one)
@@ -114,17 +123,25 @@ class NaNGuard(Callback):
         "The only host read: the four numbers of the first bad step, every `check_every` batches"
         step, kind, module_idx, param_idx = self._first.tolist()
         if step < 0:
-            if clear: self._pending = {}
+            if clear:
+                self._pending = {}
+                self._read_losses()
             return
-        epoch, it, phase, modules = self._pending[step]
+        epoch, it, phase, modules, n_train = self._pending[step]
+        # the training losses up to the bad step: itself included when it was a training step
+        self._read_losses(keep=n_train + (phase == 'training') - len(self.losses))
         self.found = dict(epoch=epoch, batch=it, phase=phase, what=('input', 'loss', 'gradient')[kind - 1],
                           module=self.paths[modules[module_idx]] if module_idx >= 0 else None,
                           parameter=self.param_names[param_idx] if param_idx >= 0 else None)
+        self.bad_step = n_train if phase == 'training' else None # its index in `losses` (None: a validation batch)
         self.remove()
-        msg = self._message()
-        if self.raise_error: raise NonFiniteError(msg)
-        warnings.warn(msg, NonFiniteWarning)
+        emit(self._message(), NonFiniteWarning, on_leak='raise' if self.raise_error else 'warn', error=NonFiniteError)
         raise CancelFitException()
+
+    def _read_losses(self, keep:int|None=None):
+        "Move the pending device losses to `losses` (one transfer), keeping the first `keep` of them"
+        pending, self._pending_losses = self._pending_losses[:keep], []
+        if pending: self.losses.extend(torch.stack([l.float() for l in pending]).tolist())
 
     def _message(self):
         f = self.found
@@ -138,6 +155,29 @@ class NaNGuard(Callback):
                     f"a random tensor, overflow); rerun with the same seed and a breakpoint there.")
         return (f"NaNGuard: {what} {where}, while every module's output was finite. "
                 f"Check the loss function's inputs and its backward (log of 0, sqrt at 0), or lower the learning rate.")
+
+    def plot(self, figsize=(6, 3.2)):
+        "The training loss of every step of the last fit, up to the first non-finite step, which is marked. Returns the figure"
+        from matplotlib.figure import Figure
+        fig = Figure(figsize=figsize, layout='constrained')
+        ax = fig.subplots()
+        losses = list(self.losses)
+        f = self.found
+        bad = self.bad_step if f is not None else None
+        finite = losses[:bad] if bad is not None else losses
+        ax.plot(range(len(finite)), finite, color='C0', label='training loss')
+        if f is not None:
+            at = bad if bad is not None else len(losses) - 0.5
+            what = f"{f['what']} non-finite at epoch {f['epoch']}, batch {f['batch']} ({f['phase']})"
+            ax.axvline(at, color='red', linestyle='--', label=what)
+            if bad is not None and bad < len(losses) and math.isfinite(losses[bad]):
+                ax.scatter([bad], [losses[bad]], color='red', zorder=3) # a finite loss whose gradient was not
+            ax.set_title(f"NaNGuard: {what}", fontsize=10)
+        else: ax.set_title(f"NaNGuard: every loss finite ({len(losses)} steps)", fontsize=10)
+        ax.set_xlabel('training step')
+        ax.set_ylabel('loss')
+        ax.legend(fontsize=8)
+        return fig
 
     def remove(self):
         "Remove the hooks now (fastai skips `after_fit` when a fit dies of an exception other than a cancel)"
@@ -199,10 +239,10 @@ class RNGAudit(Callback):
         self.draws[key] = dict(where=where, phase=phase, mode=mode, rng='+'.join(sources), first_epoch=epoch,
                                first_batch=it, batches=1, expected=expected, why=why)
         if not expected:
-            warnings.warn(f"RNGAudit: {where} drew from the global {'+'.join(sources)} RNG ({why}), first at epoch {epoch}, "
-                          f"batch {it} ({phase}, {mode} mode). Draws no one expects shift every later random number, so runs stop "
-                          f"being comparable and a bug that needs one unlucky draw hides until then. Use a `torch.Generator` you own, "
-                          f"or pass `allow=` to RNGAudit if the draw is intended.", RNGDrawWarning)
+            emit(f"RNGAudit: {where} drew from the global {'+'.join(sources)} RNG ({why}), first at epoch {epoch}, "
+                 f"batch {it} ({phase}, {mode} mode). Draws no one expects shift every later random number, so runs stop "
+                 f"being comparable and a bug that needs one unlucky draw hides until then. Use a `torch.Generator` you own, "
+                 f"or pass `allow=` to RNGAudit if the draw is intended.", RNGDrawWarning)
 
     def _module_verdict(self, module):
         path = self.paths.get(module, type(module).__name__)

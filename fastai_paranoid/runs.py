@@ -4,20 +4,26 @@
 
 # %% ../nbs/02_runs.ipynb #0df3f766
 from __future__ import annotations
-import json, math, os, platform, random, struct
+import json, math, numbers, operator, os, platform, random, struct
 from copy import deepcopy
+from pathlib import Path
 from importlib.metadata import version as _dist_version, PackageNotFoundError
 import numpy as np
 import torch
 from torch import nn
 from fastai.learner import Learner
-from .core import ResultTable, CheckResult, preserve_rng
+import fastprogress.fastprogress
+from fastprogress.fastprogress import progress_bar
+from .core import ResultTable, CheckResult, preserve_rng, emit, ParanoidWarning
 
 # %% auto #0
-__all__ = ['SeedStats', 'SeedRuns', 'run_seeds', 'final_metrics', 'differences', 'check_reproducible', 'run_versions',
-           'noise_verdict', 'AblationTable', 'ablate']
+__all__ = ['SeedWarning', 'SeedStats', 'SeedRuns', 'run_seeds', 'final_metrics', 'differences', 'check_reproducible',
+           'run_versions', 'noise_verdict', 'AblationTable', 'ablate', 'read_ablation']
 
 # %% ../nbs/02_runs.ipynb #f26bbbf4
+class SeedWarning(ParanoidWarning):
+    "A seeded run raised or diverged: it is reported and kept out of the statistics; the finished runs are kept"
+
 def _as_number(value, where:str)->float:
     "A metric value as a Python float, or a TypeError that names where it came from"
     if isinstance(value, torch.Tensor) and value.numel() == 1: value = value.item()
@@ -34,6 +40,30 @@ def _metrics_of(result, where:str)->dict:
         return {str(k): _as_number(v, f"{where}[{k!r}]") for k, v in result.items()}
     return {'value': _as_number(result, where)}
 
+def _check_seeds(seeds, who:str)->list:
+    "`seeds` as a list of distinct Python ints (NumPy and torch integers included), or one clear error"
+    if isinstance(seeds, (str, bytes)):
+        raise TypeError(f"{who}: seeds={seeds!r} is a string, whose characters are not seeds; pass integers, "
+                        f"e.g. `seeds=range(3)` or `seeds=[{seeds!s:.10}]` if you meant that number.")
+    if isinstance(seeds, numbers.Number):
+        raise TypeError(f"{who}: seeds={seeds!r} is one number; pass a collection: `seeds=range({seeds})` for that many "
+                        f"seeds, or `seeds=[{seeds}]` for that one seed.")
+    try: seeds = list(seeds)
+    except TypeError: raise TypeError(f"{who}: seeds must be a collection of integers, e.g. `range(3)`; got {type(seeds).__name__}.") from None
+    if not seeds: raise ValueError(f"{who}: no seeds given; pass e.g. `seeds=range(5)`.")
+    res = []
+    for i, s in enumerate(seeds):
+        try: res.append(operator.index(s) if not isinstance(s, (bool, np.bool_)) else None)
+        except TypeError: res.append(None)
+        if res[-1] is None:
+            raise TypeError(f"{who}: seeds[{i}] = {s!r} is a {type(s).__name__}, not an integer; seeds are integers "
+                            f"(Python, NumPy or torch), e.g. `seeds=range(3)`.")
+    repeated = sorted({s for s in res if res.count(s) > 1})
+    if repeated:
+        raise ValueError(f"{who}: seeds={res} repeat {', '.join(map(str, repeated))}. A repeated seed is the same run again, so "
+                         f"its spread (std 0) would pass for the absence of noise; give distinct seeds, e.g. `seeds=range({len(res)})`.")
+    return res
+
 def _format_seeds(seeds)->str:
     "`seeds 0-4` for a run of consecutive seeds, `seeds 3, 7, 11` otherwise"
     seeds = list(seeds)
@@ -41,32 +71,56 @@ def _format_seeds(seeds)->str:
     if len(seeds) > 2 and seeds == list(range(seeds[0], seeds[0] + len(seeds))): return f"seeds {seeds[0]}-{seeds[-1]}"
     return "seeds " + ", ".join(map(str, seeds))
 
+def _diverged_note(diverged:list, n:int)->str:
+    "`diverged in 1 of 3 seeds (seed 2)`, or '' when none did"
+    if not diverged: return ''
+    return f"diverged in {len(diverged)} of {n} seeds ({_format_seeds(diverged)})"
+
+def _diverged_runs(seeds:list, per_run:list)->list:
+    "The seeds whose run gave a NaN or infinite value for any metric"
+    return [s for s, m in zip(seeds, per_run) if not all(math.isfinite(v) for v in m.values())]
+
 class SeedStats:
-    "One metric over seeds: the values, their mean, standard deviation (ddof=1) and spread (max - min)"
+    "One metric over seeds: the values; over the runs that did not diverge, mean, standard deviation (ddof=1) and spread (max - min)"
     def __init__(self, seeds:list, # the seeds, in run order
-                 values:list, # one value per seed
-                 name:str='value'): # the metric
+                 values:list, # one value per seed (NaN or inf: that run diverged)
+                 name:str='value', # the metric
+                 diverged=(), # seeds whose run diverged in another metric (e.g. a NaN loss beside a finite accuracy)
+                ):
         self.seeds, self.values, self.name = list(seeds), [float(v) for v in values], name
-        self.n = len(self.values)
-        self.mean = float(np.mean(self.values))
-        self.std = float(np.std(self.values, ddof=1)) if self.n > 1 else float('nan')
-        self.spread = max(self.values) - min(self.values)
+        self.diverged = [s for s, v in zip(self.seeds, self.values) if not math.isfinite(v) or s in diverged]
+        finite = [v for s, v in zip(self.seeds, self.values) if s not in self.diverged]
+        self.n = len(finite) # the runs the statistics are over
+        self.mean = float(np.mean(finite)) if finite else float('nan')
+        self.std = float(np.std(finite, ddof=1)) if self.n > 1 else float('nan')
+        self.spread = max(finite) - min(finite) if finite else float('nan')
+    @property
+    def note(self)->str:
+        "What was kept out of the statistics, e.g. `diverged in 1 of 3 seeds (seed 2): kept out of the mean, std and spread`"
+        if not self.diverged: return ''
+        return _diverged_note(self.diverged, len(self.values)) + ": kept out of the mean, std and spread"
     def __repr__(self):
-        std = f"{self.std:.4f}" if self.n > 1 else "n/a (one seed)"
-        return (f"{_format_seeds(self.seeds)}: " + ", ".join(f"{v:.4f}" for v in self.values) + "\n"
-                f"mean = {self.mean:.4f}, std = {std}, spread = {self.spread:.4f}")
+        std = f"{self.std:.4f}" if self.n > 1 else f"n/a ({self.n} finite run{'s' if self.n != 1 else ''})"
+        stats = f"mean = {self.mean:.4f}, std = {std}, spread = {self.spread:.4f}"
+        return (f"{_format_seeds(self.seeds)}: " + ", ".join(f"{v:.4f}" for v in self.values) + "\n" + stats
+                + (f"\n{self.note}" if self.note else ''))
 
 class SeedRuns:
-    "What `run_seeds` returns: one `SeedStats` per metric; `.mean`, `.std`, `.spread`, `.values` when there is one metric"
-    def __init__(self, seeds:list, results:list):
-        self.seeds, self.results = list(seeds), list(results)
+    "What `run_seeds` returns: one `SeedStats` per metric over the finished seeds, and `.failures` ({seed: exception}) for the seeds whose run raised"
+    def __init__(self, seeds:list, # the seeds whose run finished
+                 results:list, # what `fn` returned for each of them
+                 failures:dict|None=None, # seed -> the exception its run raised
+                ):
+        self.seeds, self.results, self.failures = list(seeds), list(results), dict(failures or {})
+        if not self.seeds: raise ValueError("SeedRuns: no finished run to summarize.")
         per_run = [_metrics_of(r, f"fn({s})") for s, r in zip(self.seeds, self.results)]
         names = list(per_run[0])
         for s, m in zip(self.seeds, per_run):
             if list(m) != names:
                 raise ValueError(f"run_seeds: fn({s}) returned the metrics {list(m)}, but fn({self.seeds[0]}) returned {names}; "
                                  f"return the same metrics from every run.")
-        self.stats = {k: SeedStats(self.seeds, [m[k] for m in per_run], k) for k in names}
+        self.diverged = _diverged_runs(self.seeds, per_run) # a run with any non-finite metric is out of every metric's statistics
+        self.stats = {k: SeedStats(self.seeds, [m[k] for m in per_run], k, self.diverged) for k in names}
     @property
     def metrics(self)->list: return list(self.stats)
     def __getitem__(self, name): return self.stats[name]
@@ -79,18 +133,83 @@ class SeedRuns:
     mean = property(lambda self: self._only('mean'))
     std = property(lambda self: self._only('std'))
     spread = property(lambda self: self._only('spread'))
+    def raise_failures(self):
+        "Raise the first failed seed's exception again (with its traceback); nothing when every seed finished"
+        if self.failures:
+            seed, e = next(iter(self.failures.items()))
+            raise e
+    def _failure_lines(self):
+        return [f"failed: fn({s}) raised {type(e).__name__}: {e}" for s, e in self.failures.items()]
     def __repr__(self):
-        if list(self.stats) == ['value']: return repr(self.stats['value'])
-        return "\n".join(f"{k}:\n  " + repr(s).replace("\n", "\n  ") for k, s in self.stats.items())
+        if list(self.stats) == ['value']: text = repr(self.stats['value'])
+        else: text = "\n".join(f"{k}:\n  " + repr(s).replace("\n", "\n  ") for k, s in self.stats.items())
+        return "\n".join([text] + self._failure_lines())
+    def plot(self, figsize=None):
+        "Every seed as a point, the mean and the +/- std band, one panel per metric; diverged seeds marked at the top. Returns the figure"
+        from matplotlib.figure import Figure
+        n = len(self.stats)
+        fig = Figure(figsize=figsize or (4.5 * n, 3.2), layout='constrained')
+        axs = fig.subplots(1, n, squeeze=False)[0]
+        for ax, (name, st) in zip(axs, self.stats.items()):
+            _seed_panel(ax, st)
+            failed = f" ({_format_seeds(list(self.failures))} failed)" if self.failures else ''
+            ax.set_title(f"{name} over {len(st.values)} finished seeds{failed}", fontsize=10)
+        return fig
+
+def _seed_panel(ax, st:SeedStats):
+    "One metric over seeds on `ax`: points per seed, mean line, +/- std band, diverged seeds as red crosses at the top"
+    bad = [i for i, s in enumerate(st.seeds) if s in st.diverged]
+    x = [i for i in range(len(st.values)) if i not in bad]
+    ax.scatter(x, [st.values[i] for i in x], color='C0', zorder=3, label='one seed')
+    if st.n:
+        ax.axhline(st.mean, color='C1', label=f"mean {st.mean:.4f}")
+    if st.n > 1:
+        ax.axhspan(st.mean - st.std, st.mean + st.std, color='C1', alpha=0.2, label=f"+/- std {st.std:.4f}")
+    if bad:
+        ax.scatter(bad, [0.95] * len(bad), marker='x', color='red', transform=ax.get_xaxis_transform(), zorder=3,
+                   label=_diverged_note(st.diverged, len(st.values)))
+    ax.set_xticks(range(len(st.seeds)), [str(s) for s in st.seeds])
+    ax.set_xlabel('seed')
+    ax.set_ylabel(st.name)
+    ax.legend(fontsize=8)
+
+def _bar(items:list, progress:bool):
+    "A fastprogress bar over `items` (with the time left) when `progress`, else the items themselves"
+    # no bar where fastprogress would not print one (captured output, NO_BAR): it would only leave a stray fill character
+    return progress_bar(items, leave=False) if progress and items and fastprogress.fastprogress.printing() else items
+
+def _comment(bar, text:str):
+    if hasattr(bar, 'comment'): bar.comment = text
 
 def run_seeds(fn, # `fn(seed)` -> a number or a dict of numbers: one complete run, seeded inside
-              seeds=range(5), # the seeds, e.g. `range(5)`
+              seeds=range(5), # distinct integer seeds, e.g. `range(5)`
+              progress:bool=True, # show a progress bar over the seeds, with the time left
              )->SeedRuns:
-    "Call `fn(seed)` for each seed; the values with their mean, standard deviation (ddof=1) and spread"
+    "Call `fn(seed)` for each seed; the values with their mean, std (ddof=1) and spread. A seed that raises is kept in `.failures` and the others still run"
     if not callable(fn): raise TypeError(f"run_seeds: fn must be a function of the seed, got {type(fn).__name__}.")
-    seeds = list(seeds)
-    if not seeds: raise ValueError("run_seeds: no seeds given; pass e.g. `seeds=range(5)`.")
-    return SeedRuns(seeds, [fn(s) for s in seeds])
+    seeds = _check_seeds(seeds, 'run_seeds')
+    done, results, failures = [], [], {}
+    bar = _bar(seeds, progress)
+    for seed in bar:
+        _comment(bar, f"seed {seed}")
+        try: results.append(fn(seed))
+        except Exception as e:
+            failures[seed] = e
+            emit(f"run_seeds: fn({seed}) raised {type(e).__name__}: {e}. The other seeds still run and the finished ones are kept; "
+                 f"this failure is in `res.failures[{seed}]` (`res.raise_failures()` raises it again with its traceback). "
+                 f"Fix the run, then rerun that seed alone: `run_seeds(fn, [{seed}])`.", SeedWarning)
+            continue
+        done.append(seed)
+    if not done:
+        first = next(iter(failures.values()))
+        first.add_note(f"run_seeds: every seed failed ({_format_seeds(seeds)}); this is the first failure.")
+        raise first
+    res = SeedRuns(done, results, failures)
+    if res.diverged:
+        emit(f"run_seeds: {_diverged_note(res.diverged, len(done))}: a metric came out NaN or infinite. Those runs are shown "
+             f"in the result and kept out of every metric's mean, std and spread; a diverging seed is itself a finding: look "
+             f"at that seed with NaNGuard, or lower the learning rate.", SeedWarning)
+    return res
 
 # %% ../nbs/02_runs.ipynb #f975597c
 def final_metrics(learn:Learner, # a fitted Learner
@@ -240,6 +359,16 @@ def noise_verdict(diff:float, # difference of the means (variant - baseline)
     if abs(diff) <= 2 * max(std_baseline, std_variant): return _SUGGESTIVE
     return _LARGER
 
+def _verdict(s:SeedStats, base:SeedStats, is_base:bool)->str:
+    "The noise verdict over the finite runs, led by the divergences when there are any"
+    if is_base: verdict = ''
+    elif s.n < 2 or base.n < 2:
+        verdict = 'n/a: needs 2+ seeds' if not (s.diverged or base.diverged) else 'n/a: needs 2+ finite runs in both'
+    else: verdict = noise_verdict(s.mean - base.mean, base.std, s.std)
+    if not s.diverged: return verdict
+    note = _diverged_note(s.diverged, len(s.values))
+    return f"{note}; the other {s.n}: {verdict}" if verdict and s.n else note
+
 def _changes(config, base)->str:
     "What `config` changes in the baseline's config, e.g. `width=16`"
     if not isinstance(config, dict) or not isinstance(base, dict): return '' if config == base else 'config'
@@ -247,16 +376,18 @@ def _changes(config, base)->str:
     return ', '.join(f"{k}={config.get(k, '<unset>')}" for k in keys)
 
 class AblationTable(ResultTable):
-    "The summary of `ablate`: one row per (variant, metric) with numbers; `.records` holds every run"
-    def __init__(self, rows, records, baseline, title=''):
+    "The summary of `ablate`: one row per (variant, metric) with numbers; `.records` holds every run, `.resumed` the (variant, seed) pairs read back from the log"
+    def __init__(self, rows, records, baseline, title='', seeds=None, resumed=()):
         super().__init__(rows, ['variant', 'metric', 'mean', 'std', 'seeds', 'changes', 'diff', 'verdict'], title)
-        self.records, self.baseline = records, baseline
+        self.records, self.baseline, self.seeds, self.resumed = records, baseline, list(seeds or []), list(resumed)
     def _cells(self):
         def cell(r, c):
             v = r.get(c, '')
-            if c == 'seeds': return ', '.join(f"{x:.4f}" for x in v)
+            if c == 'seeds': return ', '.join(f"{x:.4f}" + (' (diverged)' if s in r.get('diverged', ()) and math.isfinite(x) else '')
+                                              for s, x in zip(self.seeds, v))
+            if isinstance(v, float) and math.isnan(v): return 'n/a'
             if c == 'diff' and isinstance(v, float): return f"{v:+.4f}"
-            if isinstance(v, float): return 'n/a' if math.isnan(v) else f"{v:.4f}"
+            if isinstance(v, float): return f"{v:.4f}"
             return str(v)
         return [[cell(r, c) for c in self.columns] for r in self.rows]
     def row(self, variant:str, metric:str|None=None)->dict:
@@ -273,14 +404,117 @@ class AblationTable(ResultTable):
         width = max(15, *(len(r['variant']) for r in rows))
         return '\n'.join(f"{r['variant']:{width}s} {metric} = {r['mean']:.4f} +/- {r['std']:.4f} "
                          f"(seeds: {', '.join(f'{a:.3f}' for a in r['seeds'])})" for r in rows)
+    def plot(self, metric:str|None=None, # the metric to plot (needed when there are several)
+             figsize=None):
+        "Every seed as a point per variant, each variant's mean +/- std, and the baseline's noise band (its mean +/- std). Returns the figure"
+        from matplotlib.figure import Figure
+        metrics = list(dict.fromkeys(r['metric'] for r in self.rows))
+        if metric is None and len(metrics) > 1:
+            raise ValueError(f"AblationTable.plot: the table has {len(metrics)} metrics {metrics}; pick one, e.g. `.plot({metrics[0]!r})`.")
+        metric = metric or metrics[0]
+        if metric not in metrics: raise KeyError(f"AblationTable.plot: no metric {metric!r}; metrics: {metrics}.")
+        rows = [r for r in self.rows if r['metric'] == metric]
+        fig = Figure(figsize=figsize or (1.6 * len(rows) + 2.5, 3.6), layout='constrained')
+        ax = fig.subplots()
+        base = self.row(self.baseline, metric)
+        if not math.isnan(base['std']):
+            ax.axhspan(base['mean'] - base['std'], base['mean'] + base['std'], color='0.85', zorder=0,
+                       label=f"baseline's noise: mean +/- std ({base['std']:.4f})")
+        for i, r in enumerate(rows):
+            values = r['seeds']
+            finite = [v for s, v in zip(self.seeds, values) if s not in r['diverged']]
+            ax.scatter([i] * len(finite), finite, color=f"C{i}", alpha=0.7, zorder=3)
+            if not math.isnan(r['mean']):
+                ax.errorbar([i + 0.15], [r['mean']], yerr=[0 if math.isnan(r['std']) else r['std']], fmt='D', color='black',
+                            capsize=4, zorder=4, label='mean +/- std' if i == 0 else None)
+            n_bad = len(values) - len(finite)
+            if n_bad:
+                ax.scatter([i], [0.95], marker='x', color='red', s=60, transform=ax.get_xaxis_transform(), zorder=4,
+                           label='diverged (non-finite)')
+                ax.annotate(f"{n_bad} of {len(values)} diverged", (i, 0.95), xycoords=('data', 'axes fraction'),
+                            xytext=(6, -3), textcoords='offset points', color='red', fontsize=8)
+        ax.set_xticks(range(len(rows)), [r['variant'] + ('' if not r['verdict'] else '\n' + r['verdict'].replace('; ', ';\n'))
+                                         for r in rows], fontsize=8)
+        ax.set_xlim(-0.5, len(rows) - 0.5)
+        ax.set_ylabel(metric)
+        ax.set_title(f"{metric}: every seed, mean +/- std, against the baseline's noise", fontsize=10)
+        ax.legend(fontsize=8)
+        return fig
 
-def _open_log(log, mode):
-    if mode not in ('x', 'a', 'w'):
-        raise ValueError(f"ablate: mode={mode!r}; use 'x' (refuse an existing log), 'a' (append) or 'w' (overwrite on purpose).")
-    try: return open(log, mode)
-    except FileExistsError:
-        raise FileExistsError(f"ablate: the log {str(log)!r} already exists and mode='x' never overwrites a log. Pass "
-                              f"mode='a' to append to it, mode='w' to overwrite it on purpose, or choose a new path.") from None
+_MODES = {'x': "refuse an existing log", 'a': "resume it: pairs already logged are read back, the rest run and appended",
+          'w': "overwrite it on purpose"}
+
+def _log_path(log, mode:str, who:str='ablate')->Path:
+    "The log as a Path, checked before any run: mode, a directory, an existing file under mode='x'; its missing folder is created"
+    if mode not in _MODES:
+        raise ValueError(f"{who}: mode={mode!r}; use " + ', '.join(f"{k!r} ({v})" for k, v in _MODES.items()) + ".")
+    path = Path(log)
+    if path.is_dir():
+        raise IsADirectoryError(f"{who}: the log path {str(log)!r} is a directory, not a file; give a file in it, "
+                                f"e.g. log={str(path / 'ablation.jsonl')!r}.")
+    if mode == 'x' and path.exists():
+        raise FileExistsError(f"{who}: the log {str(log)!r} already exists and mode='x' never overwrites a log. Pass "
+                              f"mode='a' to resume it (pairs already logged are read back, not rerun), mode='w' to overwrite "
+                              f"it on purpose, or choose a new path.")
+    try: path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise NotADirectoryError(f"{who}: cannot create the log's folder {str(path.parent)!r} ({e.strerror}); "
+                                 f"choose a log path in a folder that exists or can be created.") from None
+    return path
+
+def _read_log(path:Path, who:str)->list:
+    "The records of an ablation log, checked: JSON, ablation records, one line per (variant, seed)"
+    records, seen = [], {}
+    for i, line in enumerate(path.read_text().splitlines(), 1):
+        if not line.strip(): continue
+        try: rec = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise ValueError(f"{who}: line {i} of {str(path)!r} is not JSON ({e.msg}): {line[:80]!r}. A run killed while "
+                             f"writing leaves a partial last line: delete that line and run again.") from None
+        if not isinstance(rec, dict) or not {'variant', 'seed', 'config', 'metrics'} <= set(rec):
+            raise ValueError(f"{who}: line {i} of {str(path)!r} is not an ablation record (variant, seed, config, metrics): "
+                             f"{line[:80]!r}. Give each ablation a log of its own.")
+        rec['metrics'] = {k: float('nan') if v is None else v for k, v in rec['metrics'].items()}
+        key = (rec['variant'], rec['seed'])
+        if key in seen:
+            raise ValueError(f"{who}: lines {seen[key]} and {i} of {str(path)!r} both hold variant {key[0]!r}, seed {key[1]} "
+                             f"(appended twice, e.g. by an earlier mode='a'). A log holds one line per (variant, seed): keep "
+                             f"the line you trust and delete the other.")
+        seen[key] = i
+        records.append(rec)
+    return records
+
+def _config_difference(logged, config)->str:
+    "`width: 16 in the log, 8 now`, key by key (the whole configs when they are not dicts)"
+    if not isinstance(logged, dict) or not isinstance(config, dict): return f"{logged!r} in the log, {config!r} now"
+    keys = [k for k in {**logged, **config} if logged.get(k, '<unset>') != config.get(k, '<unset>')]
+    return ', '.join(f"{k}: {logged.get(k, '<unset>')!r} in the log, {config.get(k, '<unset>')!r} now" for k in keys)
+
+def _logged_runs(path:Path, variants:dict, seeds:list)->dict:
+    "(variant, seed) -> record for the requested pairs already in the log; a pair logged with another config is refused"
+    logged = {(r['variant'], r['seed']): r for r in _read_log(path, 'ablate')}
+    res = {}
+    for name, config in variants.items():
+        as_logged = json.loads(json.dumps(config)) # what the config reads back as (tuples become lists)
+        for seed in seeds:
+            rec = logged.get((name, seed))
+            if rec is None: continue
+            if rec['config'] != as_logged:
+                raise ValueError(f"ablate: the log {str(path)!r} holds variant {name!r}, seed {seed} with another config: "
+                                 f"{_config_difference(rec['config'], as_logged)}. Resuming would mix two experiments under one "
+                                 f"name; rename the variant (e.g. {name + ' v2'!r}), or write to a new log.")
+            res[(name, seed)] = rec
+    return res
+
+_RESULT_VERSIONS = ('python', 'torch', 'fastai', 'fastcore', 'numpy', 'device', 'cuda', 'cudnn') # versions that change numbers
+
+def _version_changes(logged:dict, now:dict)->str:
+    "`torch: 2.13.0 in the log, 2.14.1 now`, for each version of the read-back runs that differs from this run's"
+    old = {}
+    for rec in logged.values():
+        for k, v in (rec.get('versions') or {}).items():
+            if k in _RESULT_VERSIONS and v != now.get(k): old.setdefault(k, set()).add(str(v))
+    return '; '.join(f"{k}: {', '.join(sorted(vs))} in the log, {now.get(k)} now" for k, vs in old.items())
 
 def _strip_record(result, config, seed, where):
     "Accept the seed's whole record ({'config', 'seed', 'variant', metrics...}): check and drop what is not a metric"
@@ -293,12 +527,18 @@ def _strip_record(result, config, seed, where):
     result.pop('variant', None)
     return result
 
+def _log_line(record:dict)->str:
+    "One JSON line; a non-finite metric is written as null (strict JSON, read back as NaN)"
+    metrics = {k: v if math.isfinite(v) else None for k, v in record['metrics'].items()}
+    return json.dumps({**record, 'metrics': metrics})
+
 def ablate(fn, # `fn(config, seed)` -> a number or a dict of metrics: one complete run, seeded inside
            variants:dict, # name -> config (JSON-serializable), e.g. {'baseline': base, 'half width': dict(base, width=16)}
-           seeds=range(3), # the same seeds for every variant
-           log=None, # path of a JSON-lines log, one line per run (None: no log)
-           mode:str='x', # 'x': refuse an existing log, 'a': append, 'w': overwrite on purpose
+           seeds=range(3), # the same distinct integer seeds for every variant
+           log=None, # path of a JSON-lines log, one line per (variant, seed) (None: no log); a missing folder is created
+           mode:str='x', # 'x': refuse an existing log, 'a': resume it (logged pairs are read back), 'w': overwrite on purpose
            baseline:str|None=None, # the variant the others are compared with (default: the first)
+           progress:bool=True, # show a progress bar over the runs (variants x seeds), with the time left
           )->AblationTable:
     "Run every variant on the same seeds, log each run, and judge each variant's difference to the baseline against seed noise"
     if not callable(fn): raise TypeError(f"ablate: fn must be a function of (config, seed), got {type(fn).__name__}.")
@@ -306,38 +546,58 @@ def ablate(fn, # `fn(config, seed)` -> a number or a dict of metrics: one comple
         raise TypeError("ablate: variants must be a non-empty dict of name -> config, e.g. {'baseline': base, 'half width': dict(base, width=16)}.")
     baseline = list(variants)[0] if baseline is None else baseline
     if baseline not in variants: raise KeyError(f"ablate: baseline {baseline!r} is not a variant; variants: {list(variants)}.")
-    seeds = list(seeds)
-    if not seeds: raise ValueError("ablate: no seeds given; pass e.g. `seeds=range(3)`.")
+    seeds = _check_seeds(seeds, 'ablate')
     for name, config in variants.items():
         try: json.dumps(config)
         except TypeError as e:
             raise TypeError(f"ablate: the config of variant {name!r} cannot be logged as JSON ({e}); use numbers, strings, "
                             f"lists and dicts (a name instead of a function or class).") from None
     versions = run_versions()
-    f = _open_log(log, mode) if log is not None else None
-    records, stats = [], {}
+    path = _log_path(log, mode) if log is not None else None
+    logged = _logged_runs(path, variants, seeds) if path is not None and mode == 'a' and path.exists() else {}
+    if logged and (changed := _version_changes(logged, versions)):
+        emit(f"ablate: the {len(logged)} runs read back from the log {str(path)!r} were made with other versions ({changed}). "
+             f"Their numbers may differ from a run made now, so the comparison mixes versions; to compare like with like, "
+             f"rerun everything into a new log (or mode='w').", SeedWarning)
+    created = path is not None and not path.exists()
+    f = open(path, 'a' if mode == 'a' else 'w') if path is not None else None
+    runs = {} # (variant, seed) -> record
+    todo = [(name, seed) for name in variants for seed in seeds if (name, seed) not in logged]
     try:
-        for name, config in variants.items():
-            per_seed = []
-            for seed in seeds:
-                where = f"fn(variants[{name!r}], {seed})"
-                metrics = _metrics_of(_strip_record(fn(deepcopy(config), seed), config, seed, where), where)
-                if per_seed and list(metrics) != list(per_seed[0]):
-                    raise ValueError(f"ablate: {where} returned the metrics {list(metrics)}, the earlier runs {list(per_seed[0])}; "
-                                     f"return the same metrics from every run.")
-                per_seed.append(metrics)
-                record = {'variant': name, 'config': config, 'seed': seed, 'metrics': metrics, 'versions': versions}
-                records.append(record)
-                if f is not None:
-                    f.write(json.dumps(record) + '\n')
-                    f.flush()
-            stats[name] = {m: SeedStats(seeds, [r[m] for r in per_seed], m) for m in per_seed[0]}
+        bar = _bar(todo, progress)
+        for name, seed in bar:
+            _comment(bar, f"{name}, seed {seed}")
+            config, where = variants[name], f"fn(variants[{name!r}], {seed})"
+            try: metrics = _metrics_of(_strip_record(fn(deepcopy(config), seed), config, seed, where), where)
+            except Exception as e:
+                done = len(runs) + len(logged)
+                e.add_note(f"ablate: {where} failed after {len(runs)} new run(s); " +
+                           (f"every finished run ({done}) is in the log {str(path)!r}: fix the run and call ablate again with "
+                            f"mode='a' to resume (logged runs are read back, not rerun)." if f is not None else
+                            f"pass log='ablation.jsonl' to keep finished runs and resume them with mode='a'."))
+                raise
+            record = {'variant': name, 'config': config, 'seed': seed, 'metrics': metrics, 'versions': versions}
+            runs[(name, seed)] = record
+            if f is not None:
+                f.write(_log_line(record) + '\n')
+                f.flush()
     finally:
         if f is not None:
             f.close()
             # a log this call created and never wrote to would only block the rerun (mode='x')
-            if mode == 'x' and not records: os.remove(log)
-    rows = []
+            if created and not runs: os.remove(path)
+    records, stats = [], {}
+    for name in variants:
+        per_seed = [(logged.get((name, s)) or runs[(name, s)]) for s in seeds]
+        records += per_seed
+        names = list(per_seed[0]['metrics'])
+        for s, rec in zip(seeds, per_seed):
+            if list(rec['metrics']) != names:
+                raise ValueError(f"ablate: fn(variants[{name!r}], {s}) returned the metrics {list(rec['metrics'])}, seed "
+                                 f"{seeds[0]}'s run {names}; return the same metrics from every run.")
+        bad = _diverged_runs(seeds, [r['metrics'] for r in per_seed])
+        stats[name] = {m: SeedStats(seeds, [r['metrics'][m] for r in per_seed], m, bad) for m in names}
+    rows, diverged = [], {}
     for name, per_metric in stats.items():
         for metric, s in per_metric.items():
             base = stats[baseline].get(metric)
@@ -345,8 +605,30 @@ def ablate(fn, # `fn(config, seed)` -> a number or a dict of metrics: one comple
                 raise ValueError(f"ablate: variant {name!r} reports {metric!r}, which the baseline {baseline!r} does not; "
                                  f"return the same metrics from every variant.")
             is_base = name == baseline
+            if s.diverged: diverged[name] = f"{name}: {_diverged_note(s.diverged, len(seeds))}"
             rows.append({'variant': name, 'metric': metric, 'mean': s.mean, 'std': s.std, 'seeds': s.values,
                          'changes': 'baseline' if is_base else _changes(variants[name], variants[baseline]),
-                         'diff': 0.0 if is_base else s.mean - base.mean,
-                         'verdict': '' if is_base else noise_verdict(s.mean - base.mean, base.std, s.std)})
-    return AblationTable(rows, records, baseline, title=f"ablation over {_format_seeds(seeds)}: mean +/- std (ddof=1)")
+                         'diff': 0.0 if is_base else s.mean - base.mean, 'diverged': s.diverged,
+                         'verdict': _verdict(s, base, is_base)})
+    title = f"ablation over {_format_seeds(seeds)}: mean +/- std (ddof=1)"
+    if diverged: title += " over the runs that did not diverge; diverged runs (a NaN or infinite metric) are kept out of mean and std"
+    if logged: title += f"; {len(logged)} of {len(records)} runs read back from the log"
+    if diverged:
+        emit(f"ablate: {'; '.join(diverged.values())}: a metric came out NaN or infinite. Those runs are shown as such and "
+             f"kept out of every metric's mean and std; a variant that diverges on some seeds is less stable than one that never does: look at "
+             f"that seed with NaNGuard, or lower its learning rate.", SeedWarning)
+    return AblationTable(rows, records, baseline, title=title, seeds=seeds, resumed=list(logged))
+
+def read_ablation(log, # the JSON-lines log `ablate` wrote
+                 ):
+    "The log of `ablate` as a pandas DataFrame: one row per (variant, seed); the metrics by name, `config.<key>` and `versions.<key>` columns"
+    import pandas as pd
+    path = Path(log)
+    if path.is_dir(): raise IsADirectoryError(f"read_ablation: {str(log)!r} is a directory; give the log file, e.g. {str(path / 'ablation.jsonl')!r}.")
+    if not path.exists(): raise FileNotFoundError(f"read_ablation: no log at {str(log)!r}; it is the path given to `ablate(..., log=...)`.")
+    def flat(prefix, d):
+        if not isinstance(d, dict): return {prefix: d if not isinstance(d, (list, tuple)) else json.dumps(d)}
+        return {k: v for key, value in d.items() for k, v in flat(f"{prefix}.{key}", value).items()}
+    rows = [{'variant': r['variant'], 'seed': r['seed'], **r['metrics'], **flat('config', r['config']),
+             **flat('versions', r.get('versions', {}))} for r in _read_log(path, 'read_ablation')]
+    return pd.DataFrame(rows, columns=None if rows else ['variant', 'seed'])

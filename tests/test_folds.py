@@ -8,7 +8,7 @@ from torch import nn
 from fastai.basics import accuracy, Datasets, DataLoaders
 from fastai.metrics import Precision
 import fastai.callback.progress  # Learner.no_bar
-from fastai_paranoid.core import ParanoidWarning, ParanoidError
+from fastai_paranoid.core import ParanoidWarning, ParanoidError, finding_sink
 from fastai_paranoid.fixtures import tensor_dls, make_xor_data, build_mlp
 from fastai_paranoid.folds import fold_splits, shared_items, kfold_learners, FoldWarning, FoldLeakError
 
@@ -177,3 +177,21 @@ def test_kfold_learners_refuses_bad_input():
     with pytest.raises(ValueError, match="use 'warn'"): next(kfold_learners(Y, healthy_dls, build_mlp, on_overlap=True))
     with pytest.raises(TypeError, match='dls_fn must be a function'): next(kfold_learners(Y, build_mlp(), build_mlp))
     with pytest.raises(TypeError, match='`model_fn` is a model'): next(kfold_learners(Y, healthy_dls, build_mlp(), **kw()))
+
+
+def test_fold_findings_reach_a_finding_sink_whatever_the_warnings_filters():
+    found = []
+    with finding_sink(lambda msg, cat: found.append((cat, msg[:7]))), warnings.catch_warnings():
+        warnings.simplefilter('ignore')
+        list(kfold_learners(YD, leaky_dls, build_mlp, n_splits=2, **kw()))
+        next(kfold_learners(len(X), lambda tr, va: tensor_dls(X[:80], Y[:80], X[80:], Y[80:]), build_mlp, n_splits=2,
+                            on_overlap='ignore', **kw()))
+    assert found == [(FoldWarning, 'fold 0:'), (FoldWarning, 'fold 1:'), (FoldWarning, 'fold 0:')]
+    found.clear()
+    with finding_sink(lambda msg, cat: found.append(cat)), pytest.raises(FoldLeakError, match='fold 0:'):
+        next(kfold_learners(YD, leaky_dls, build_mlp, n_splits=4, on_overlap='raise', **kw()))
+    assert found == [FoldWarning], "a raised finding is recorded too"
+    found.clear()
+    with finding_sink(lambda msg, cat: found.append(cat)):
+        list(kfold_learners(Y, healthy_dls, build_mlp, n_splits=3, on_overlap='raise', **kw()))
+    assert found == [], "healthy folds report nothing"

@@ -1,5 +1,7 @@
 "NaNGuard and RNGAudit both ways: the planted bug is caught where it happens, the healthy run is untouched"
 import re, warnings
+import matplotlib
+matplotlib.use('Agg')
 import numpy as np
 import pytest
 import torch
@@ -9,7 +11,7 @@ from fastai.callback.core import Callback, CancelStepException
 from fastai.data.core import DataLoaders
 from fastai.data.load import DataLoader
 import fastai.callback.progress   # adds learn.no_bar()
-from fastai_paranoid.core import fingerprint
+from fastai_paranoid.core import fingerprint, finding_sink
 from fastai_paranoid.fixtures import *
 from fastai_paranoid.fresh import fresh_learner
 from fastai_paranoid.guards import *
@@ -202,3 +204,77 @@ def test_nanguard_leaves_gradients_to_the_loss_scaler_under_mixed_precision():
     learn = fresh_learner(small_dls, model, cbs=[NaNGuard(), MixedPrecision()], loss_func=nn.CrossEntropyLoss())
     fit(learn, 1)
     assert learn.nan_guard.found is None
+
+
+# ---- NaNGuard: the recorded loss and its plot
+
+class LossLog(Callback):
+    "The raw training loss of each step (the Recorder keeps a smoothed one)"
+    def before_fit(self): self.losses = []
+    def after_batch(self):
+        if self.training: self.losses.append(float(self.learn.loss))
+
+@pytest.mark.parametrize('check_every', [1, 1000])
+def test_nanguard_records_the_loss_up_to_the_first_non_finite_step_and_plots_it(check_every):
+    learn = fresh_learner(small_dls, noisy_mlp, cbs=[NoiseSchedule(start=2), NaNGuard(check_every=check_every), LossLog()], loss_func=nn.CrossEntropyLoss())
+    with pytest.raises(NonFiniteError): fit(learn, 4)
+    guard = learn.nan_guard
+    bad = guard.bad_step
+    assert bad == 2 * 4 + guard.found['batch'], "4 training batches per epoch, the bad one in epoch 2"
+    assert len(guard.losses) == bad + 1 and not np.isfinite(guard.losses[bad]) and np.isfinite(guard.losses[:bad]).all()
+    assert list(guard.losses[:bad]) == learn.loss_log.losses[:bad]
+    fig = guard.plot()
+    ax = fig.axes[0]
+    assert list(ax.lines[0].get_ydata()) == list(guard.losses[:bad]) and list(ax.lines[0].get_xdata()) == list(range(bad))
+    assert list(ax.lines[1].get_xdata()) == [bad, bad], "the first non-finite step is marked"
+    assert 'loss non-finite at epoch 2' in ax.get_title()
+
+
+def test_nanguard_records_every_training_loss_of_a_healthy_run():
+    learn = fit(fresh_learner(small_dls, build_mlp, cbs=[NaNGuard(check_every=3), LossLog()], loss_func=nn.CrossEntropyLoss()), 2)
+    guard = learn.nan_guard
+    assert guard.found is None and guard.bad_step is None
+    assert list(guard.losses) == learn.loss_log.losses
+    ax = guard.plot().axes[0]
+    assert len(ax.lines) == 1 and len(ax.lines[0].get_ydata()) == 8 and 'every loss finite (8 steps)' in ax.get_title()
+
+
+def test_nanguard_plot_marks_a_gradient_step_and_a_validation_batch():
+    class SqrtAbs(nn.Module):
+        def forward(self, x): return x.abs().sqrt()
+    def sqrt_model():
+        lin = nn.Linear(2, 2)
+        with torch.no_grad(): lin.weight[0].zero_(); lin.bias[0] = 0.
+        return nn.Sequential(lin, SqrtAbs(), nn.Linear(2, 2))
+    learn = fresh_learner(small_dls, sqrt_model, cbs=NaNGuard(), loss_func=nn.CrossEntropyLoss())
+    with pytest.raises(NonFiniteError, match='gradient'): fit(learn, 1)
+    guard = learn.nan_guard
+    assert guard.bad_step == 0 and len(guard.losses) == 1 and np.isfinite(guard.losses[0])
+    ax = guard.plot().axes[0]
+    assert ax.collections[0].get_offsets().tolist() == [[0, guard.losses[0]]], "the finite loss whose gradient was not"
+    learn = fresh_learner(small_dls, lambda: nn.Sequential(*build_mlp()[:2], EvalOnlyNaN(), *build_mlp()[2:]), cbs=NaNGuard(), loss_func=nn.CrossEntropyLoss())
+    with pytest.raises(NonFiniteError): fit(learn, 1)
+    guard = learn.nan_guard
+    assert guard.bad_step is None and len(guard.losses) == 4 and np.isfinite(guard.losses).all()
+    ax = guard.plot().axes[0]
+    assert list(ax.lines[1].get_xdata()) == [3.5, 3.5] and '(validation)' in ax.get_title()
+
+
+# ---- findings go through core.emit: sinks record them whatever the warnings filters say
+
+def test_guard_findings_reach_a_finding_sink_under_an_ignore_filter():
+    found = []
+    learn = fresh_learner(small_dls, noisy_mlp, cbs=[NoiseSchedule(start=1), NaNGuard(raise_error=False), RNGAudit()], loss_func=nn.CrossEntropyLoss())
+    with finding_sink(lambda msg, cat: found.append(cat)), warnings.catch_warnings():
+        warnings.simplefilter('ignore')
+        fit(learn, 3)
+    assert found == [RNGDrawWarning, NonFiniteWarning]
+    learn.rng_audit.remove()
+    found.clear()
+    learn = fresh_learner(small_dls, noisy_mlp, cbs=[NoiseSchedule(start=1), NaNGuard()], loss_func=nn.CrossEntropyLoss())
+    with finding_sink(lambda msg, cat: found.append(cat)), pytest.raises(NonFiniteError): fit(learn, 3)
+    assert found == [NonFiniteWarning]
+    found.clear()
+    with finding_sink(lambda msg, cat: found.append(cat)):
+        fit(fresh_learner(small_dls, build_mlp, cbs=[NaNGuard(), RNGAudit()], loss_func=nn.CrossEntropyLoss()), 2)
+    assert found == [], "a healthy run reports nothing"
