@@ -82,6 +82,8 @@ def norm_stats_drift(snapshot:dict, # what `norm_stats_snapshot` returned
                           title='running statistics: largest change since the snapshot')
 
 # %% ../nbs/10_bn.ipynb #1e9881a5
+from .core import emit # rank 0 warns under DDP; finding sinks see every finding
+
 class BNStatsWarning(ParanoidWarning):
     "FreezeBNStats holds nothing, or a held normalization layer moved anyway"
 
@@ -139,7 +141,7 @@ class FreezeBNStats(Callback):
             # once per callback, and never after it has held layers: fine_tune's unfrozen phase is the plan, not a mistake
             if self._held_before or self._warned_idle: return []
             self._warned_idle = True
-            warnings.warn("FreezeBNStats: nothing in learn.model is frozen in this fit (no parameter group frozen by "
+            emit("FreezeBNStats: nothing in learn.model is frozen in this fit (no parameter group frozen by "
                           "learn.freeze()/freeze_to(), no module whose parameters all have requires_grad=False), so no "
                           "running statistics are held (said once per callback). Freeze the trunk first "
                           "(learn.freeze()), or name it: FreezeBNStats(modules=...).", BNStatsWarning, stacklevel=2)
@@ -148,7 +150,7 @@ class FreezeBNStats(Callback):
         layers = [m for m in stat_norm_layers(self.learn.model) if id(m) in frozen_ids]
         if not layers:
             paths = module_paths(self.learn.model)
-            warnings.warn(f"FreezeBNStats: the frozen part of learn.model ({len(frozen)} modules, e.g. {paths.get(frozen[0], type(frozen[0]).__name__)}) "
+            emit(f"FreezeBNStats: the frozen part of learn.model ({len(frozen)} modules, e.g. {paths.get(frozen[0], type(frozen[0]).__name__)}) "
                           f"has no normalization layer that tracks running statistics, so there is nothing to hold. "
                           f"Remove the callback, or name the modules whose BatchNorm should be held: FreezeBNStats(modules=...).",
                           BNStatsWarning, stacklevel=2)
@@ -172,7 +174,7 @@ class FreezeBNStats(Callback):
             moved = [r for r in self.drift if r['verdict'] == 'moved']
             if moved and self.warn_moved:
                 r = moved[0]
-                warnings.warn(f"FreezeBNStats: {len(moved)} held layer(s) moved during fit, first {r['layer']}: running_mean by "
+                emit(f"FreezeBNStats: {len(moved)} held layer(s) moved during fit, first {r['layer']}: running_mean by "
                               f"{r['running_mean']:.4g}, running_var by {r['running_var']:.4g}, {r['batches_tracked']} batches tracked. "
                               f"Something ran a training-mode forward after FreezeBNStats.before_batch (a callback with a higher "
                               f"order, or a forward outside the loop); give that callback a lower order or call it in eval mode.",

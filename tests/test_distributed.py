@@ -1,26 +1,42 @@
-"Cross-rank guards under a real 2-process launch (torchrun, gloo on CPU). Each script runs all its scenarios in one launch."
-import json, os, tempfile
+"""Cross-rank guards under real launches (gloo on CPU): 2 ranks, 4 ranks, 2 nodes simulated on localhost, and `accelerate launch`.
+Each script runs all its scenarios in one launch; the five launches start together, so their start-up waits overlap."""
+import json, os, re, tempfile
 from collections import defaultdict
+from concurrent.futures import ThreadPoolExecutor
 import pytest
 from fastai_paranoid.distributed import run_distributed
 
 SCRIPTS = os.path.join(os.path.dirname(__file__), 'dist_scripts')
+LAUNCHES = {'cross_rank': ('cross_rank.py', dict(nproc=2)), 'guards': ('guards.py', dict(nproc=2)),
+            'four_ranks': ('four_ranks.py', dict(nproc=4)), 'two_nodes': ('launchers.py', dict(nproc=2, nnodes=2)),
+            'accelerate': ('launchers.py', dict(nproc=2, launcher='accelerate'))}
 
-def launch(script):
-    "Run `script` on 2 ranks; {scenario: {rank: result}} from the JSON files each rank wrote"
+def launch(script, **kwargs):
+    "Run `script`; {scenario: {rank: result}} from the JSON files each rank wrote"
     with tempfile.TemporaryDirectory() as out_dir:
-        proc = run_distributed(os.path.join(SCRIPTS, script), out_dir, nproc=2, timeout=300)
+        env = {'HF_HOME': os.path.join(out_dir, 'hf')} # no user Accelerate config
+        proc = run_distributed(os.path.join(SCRIPTS, script), out_dir, timeout=400, env=env, **kwargs)
         assert proc.returncode == 0, f"launch of {script} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-5000:]}"
         found = defaultdict(dict)
         for fname in sorted(os.listdir(out_dir)):
+            if not fname.endswith('.json'): continue
             with open(os.path.join(out_dir, fname)) as f: res = json.load(f)
             found[res['scenario']][res['rank']] = res
     return found
 
 @pytest.fixture(scope='module')
-def cross_rank(): return launch('cross_rank.py')
+def launches():
+    "Start every launch at once (futures); each test waits for the one it reads"
+    with ThreadPoolExecutor(len(LAUNCHES)) as pool:
+        yield {name: pool.submit(launch, script, **kwargs) for name, (script, kwargs) in LAUNCHES.items()}
+
+@pytest.fixture(scope='module')
+def cross_rank(launches): return launches['cross_rank'].result()
 
 def verdicts(res): return {r['check']: r['verdict'] for r in res['results']}
+def finding(res, kind): return next(f for f in res['results'][0]['findings'] if f['kind'] == kind)
+
+# --- 2 ranks: each kind of divergence caught with its own evidence and fix, and silent when healthy
 
 @pytest.mark.slow
 def test_healthy_run_passes_on_every_rank(cross_rank):
@@ -29,50 +45,179 @@ def test_healthy_run_passes_on_every_rank(cross_rank):
         assert res['error'] is None and res['warnings'] == []
         assert verdicts(res) == {'cross-rank consistency': 'passed', 'distinct random streams per rank': 'passed'}
         assert res['results'][1]['measured_raw']['random_consumers'] == 1  # the dropout layer was seen, and its streams differ
+        measured = res['results'][0]['measured_raw']
+        assert measured['data_items'] == {'dls.train': [32, 256], 'dls.valid': [32, 256]}  # how much data was compared
+        assert 'the first 32 of 256 items of dls.train' in res['results'][0]['message']
         # DDP averaged the gradients: still identical on both ranks after the fit, optimizer state included
-        assert verdicts(cross_rank['healthy_after_fit'][rank]) == {'cross-rank consistency': 'passed'}
+        after = cross_rank['healthy_after_fit'][rank]['results'][0]
+        assert after['verdict'] == 'passed' and after['measured_raw']['compared']['opt.state'] == 12
 
 @pytest.mark.slow
-def test_init_divergence_names_rank_and_tensor_on_every_rank(cross_rank):
+def test_weights_divergence_says_ddp_will_copy_rank0s_and_shows_the_element(cross_rank):
     for rank in (0, 1):
         res = cross_rank['init_divergence'][rank]
         assert res['error_type'] == 'CrossRankDivergenceError'  # raised on both ranks: none is left in a collective
-        assert 'rank 1 differs from rank 0' in res['error'] and '`model.0.weight (parameter)`' in res['error']
-        assert res['results'][0]['measured_raw']['state_diverged_ranks'] == [1]
-        assert 'fresh_learner(dls_fn, model_fn, seed=s)' in res['results'][0]['fix']
+        f = finding(res, 'weights')
+        assert f['ranks'] == [1] and f['first'] == 'model.0.weight (parameter)' and f['index'] == [0, 0]
+        v0, v1 = f['values']
+        assert v0 != v1 and f"{v0:.6g} on rank 0, {v1:.6g} on rank 1" in res['error']
+        assert "DDP's wrap will copy rank 0's weights over them" in res['error'] and '6 of 6 differ' in res['error']
+        assert 'fresh_learner(dls_fn, model_fn, seed=s)' in f['fix']
+        assert res['results'][0]['measured_raw']['diverged'] == {'weights': [1]}
 
 @pytest.mark.slow
 def test_warn_mode_warns_on_rank0_only_and_ddp_hides_the_divergence(cross_rank):
     r0, r1 = cross_rank['init_divergence_warn'][0], cross_rank['init_divergence_warn'][1]
     assert r0['error'] is None and r1['error'] is None
-    assert len(r0['warnings']) == 1 and r0['warnings'][0].startswith('CrossRankWarning') and 'rank 1' in r0['warnings'][0]
-    assert r1['warnings'] == []
-    # the same check after DistributedTrainer's wrap sees identical weights: DDP broadcast rank 0's
+    assert len(r0['warnings']) == 1 and r0['warnings'][0].startswith('CrossRankWarning') and 'rank 1 differs' in r0['warnings'][0]
+    assert r1['warnings'] == [] and r1['results'][0]['verdict'] == 'failed'  # rank 1 keeps the finding as data
+    # the same check after DistributedTrainer's wrap sees identical weights: DDP copied rank 0's
     assert r0['after_wrap']['verdict'] == 'passed' and r1['after_wrap']['verdict'] == 'passed'
 
 @pytest.mark.slow
-def test_split_divergence_is_a_data_finding(cross_rank):
-    res = cross_rank['split_divergence'][0]
-    assert res['results'][0]['measured_raw']['data_diverged_ranks'] == [1]
-    assert res['results'][0]['measured_raw']['state_diverged_ranks'] == []
-    assert '`dls.train.dataset.tensors[0]`' in res['error'] and 'RandomSplitter(seed=s)' in res['error']
+@pytest.mark.parametrize('scenario', ['split_divergence', 'content_divergence'])
+def test_data_is_compared_by_what_the_loaders_serve(cross_rank, scenario):
+    "A per-rank split, and identical indices over points drawn with a per-rank seed: both differ in content"
+    res = cross_rank[scenario][0]
+    f = finding(res, 'data')
+    assert res['results'][0]['measured_raw']['diverged'] == {'data': [1]}  # nothing else differs
+    assert f['first'] == 'dls.train items 0-31 after transforms, part 0' and f['values'][0] != f['values'][1]
+    assert f"{f['values'][0]:.6g} on rank 0, {f['values'][1]:.6g} on rank 1" in res['error']
+    assert 'RandomSplitter(seed=s)' in res['error'] and 'sum ' not in res['error']
 
 @pytest.mark.slow
-def test_shared_streams_with_dropout_warn_once(cross_rank):
+def test_shared_streams_with_dropout_warn_once_with_the_digest(cross_rank):
     r0, r1 = cross_rank['shared_streams'][0], cross_rank['shared_streams'][1]
     assert verdicts(r0) == {'cross-rank consistency': 'passed', 'distinct random streams per rank': 'warning'}
-    assert 'model.2 (Dropout)' in r0['results'][1]['message'] and 'seed_rank_streams' in r0['results'][1]['fix']
+    msg = r0['results'][1]['message']
+    assert 'model.2 (Dropout)' in msg and re.search(r'torch \(CPU\) state \(digests [0-9a-f]{16}, [0-9a-f]{16}, [0-9a-f]{16}\)', msg)
+    assert 'seed_rank_streams' in r0['results'][1]['fix']
     assert len(r0['warnings']) == 1 and r1['warnings'] == []
 
 @pytest.mark.slow
-def test_rank_dependent_lr_is_caught(cross_rank):
+def test_rank_dependent_lr_is_a_hyper_parameter_finding(cross_rank):
     res = cross_rank['lr_divergence'][1]
     assert res['error_type'] == 'CrossRankDivergenceError'
-    assert '`opt.hypers[0].lr` (sum 0.001 on rank 0 vs 0.002 on rank 1)' in res['error']
-    assert 'DDP' not in res['results'][0]['message']  # no weight differs, so no word about DDP's broadcast
+    assert '`opt.hypers[0].lr`: 0.001 on rank 0, 0.002 on rank 1' in res['error']
+    assert 'DDP' in res['error'] and "copy rank 0's" not in res['error']  # no word about the wrap's copy: no weight differs
+    assert res['results'][0]['measured_raw']['diverged'] == {'opt.hypers': [1]}
+
+@pytest.mark.slow
+def test_optimizer_state_restored_on_rank0_only(cross_rank):
+    for rank in (0, 1):
+        res = cross_rank['opt_state_restored_on_rank0'][rank]
+        assert res['error'] is None  # on_leak='log': recorded, the fit ran
+        f = finding(res, 'opt.state')
+        assert f['first'] == 'opt.state[model.0.weight].grad_avg' and f['values'][0] != f['values'][1]
+        assert 'DDP averages gradients, not optimizer state' in res['results'][0]['message']
+        assert 'with_opt=True' in f['fix']
+    cleared = finding(cross_rank['opt_state_cleared_on_rank1'][0], 'opt.state')
+    assert '18 entries on rank 0 vs 0 entries on rank 1' in cleared['evidence'] and 'nothing on rank 1' in cleared['evidence']
+
+@pytest.mark.slow
+def test_buffers_ddp_does_not_sync_get_their_own_message(cross_rank):
+    for rank in (0, 1):
+        res = cross_rank['unsynced_buffers'][rank]['results'][0]
+        assert res['verdict'] == 'failed' and res['measured_raw']['diverged'] == {'unsynced': [1]}
+        f = res['findings'][0]
+        assert f['first'] == 'model.0.1.running_mean (buffer)' and f['values'][0] != f['values'][1]
+        assert 'broadcast_buffers=False' in res['message'] and 'stay different through the fit' in res['message']
+        assert "copy rank 0's" not in res['message'] and 'seed' not in res['fix']  # the advice for weights does not apply
+        assert 'broadcast_buffers=True' in res['fix']
+        # healthy: with DDP's default, the different statistics each rank ended its fit with are copied at the wrap
+        ok = cross_rank['synced_buffers'][rank]['results'][0]
+        assert ok['verdict'] == 'passed' and ok['measured_raw']['diverged'] == {'buffers': [1]}
+        assert "DDP copies rank 0's buffers over them" in ok['message']
+
+@pytest.mark.slow
+def test_paranoid_on_leak_reaches_cross_rank_consistency(cross_rank):
+    "One knob: paranoid(on_leak='warn') warns (rank 0) and the fit runs; 'raise' stops every rank together"
+    assert cross_rank['paranoid_warn'][0]['error'] is None and cross_rank['paranoid_warn'][1]['error'] is None
+    assert len(cross_rank['paranoid_warn'][0]['warnings']) == 1 and cross_rank['paranoid_warn'][1]['warnings'] == []
+    for rank in (0, 1):
+        assert cross_rank['paranoid_raise'][rank]['error_type'] == 'CrossRankDivergenceError'
+
+# --- 4 ranks on one machine: CPU in one call, sync_bn refused, a divergence on rank 2, gathered bytes
 
 @pytest.fixture(scope='module')
-def guards(): return launch('guards.py') # freeze_bn.py and leaks.py in one launch
+def four_ranks(launches): return launches['four_ranks'].result()
+
+@pytest.mark.slow
+def test_cpu_in_one_call_under_paranoid(four_ranks):
+    for rank in range(4):
+        res = four_ranks['cpu_one_call'][rank]
+        assert res['error'] is None and res['warnings'] == []
+        assert verdicts(res) == {'cross-rank consistency': 'passed', 'distinct random streams per rank': 'passed'}
+        assert res['seen'] == {'dl': 'DistributedDL', 'own_broadcast': True}  # the fix, on this context's DataLoaders only
+        assert res['class_untouched'] and res['loaders_after'] == ['DataLoader', 'DataLoader']
+        assert 'DistributedCPU' not in res['cbs_after'] and 'DistributedTrainer' not in res['cbs_after']
+        # outside paranoid(), fastai's own CUDA broadcast is back
+        assert 'Found no NVIDIA driver' in four_ranks['without_the_fix'][rank]['error']
+
+@pytest.mark.slow
+def test_sync_bn_on_cpu_is_refused_in_one_line_naming_the_fix(four_ranks):
+    for rank in range(4):
+        res = four_ranks['sync_bn_on_cpu'][rank]
+        last_line = res['refused'].splitlines()[-1]
+        assert 'sync_bn=True' in last_line and 'model.0.1 (BatchNorm2d)' in last_line
+        assert last_line.endswith('`learn.distrib_ctx(cpu=True, sync_bn=False)`.')
+        assert res['error'] is None  # and the named fix trains
+
+@pytest.mark.slow
+def test_divergence_on_rank2_of_4_is_named_on_every_rank(four_ranks):
+    for rank in range(4):
+        res = four_ranks['rank2_divergence'][rank]
+        assert res['error_type'] == 'CrossRankDivergenceError' and 'rank 2 differs from rank 0' in res['error']
+        assert res['results'][0]['measured_raw']['diverged'] == {'weights': [2]}
+        assert 'rank 1' not in res['error'] and 'rank 3' not in res['error']
+
+@pytest.mark.slow
+def test_gathered_bytes_do_not_grow_with_the_model(four_ranks):
+    r18, r50 = four_ranks['bytes_resnet18'][0], four_ranks['bytes_resnet50'][0]
+    assert r50['n_params'] > 2 * r18['n_params'] and r50['n_tensors'] > 2 * r18['n_tensors']
+    healthy = [r['healthy']['measured_raw'] for r in (r18, r50)]
+    assert healthy[0]['gathered_bytes'] == healthy[1]['gathered_bytes'] == 4 * (8 + 7 * 3 * 8)
+    assert healthy[0]['sent_bytes'] == healthy[1]['sent_bytes'] == 8 + 7 * 3 * 8
+    for r in (r18, r50):
+        f = r['planted']['findings'][0]
+        assert f['first'] == 'model.layer4.0.conv2.weight (parameter)' and f['index'] == [5, 3, 1, 2] and f['ranks'] == [3]
+        assert r['planted']['measured_raw']['gathered_bytes'] < 16_000  # a few narrowing rounds of at most 64 digests
+    print(f"\ngathered bytes per rank (4 ranks), healthy / one weight changed: resnet18 {healthy[0]['gathered_bytes']} / "
+          f"{r18['planted']['measured_raw']['gathered_bytes']}, resnet50 {healthy[1]['gathered_bytes']} / {r50['planted']['measured_raw']['gathered_bytes']}")
+
+# --- 2 nodes simulated on localhost, and `accelerate launch`
+
+@pytest.mark.slow
+def test_two_nodes_name_global_rank_node_and_local_rank(launches):
+    found = launches['two_nodes'].result()
+    for rank in range(4):
+        assert found['healthy'][rank]['error'] is None and verdicts(found['healthy'][rank])['cross-rank consistency'] == 'passed'
+        res = found['last_rank_diverged'][rank]
+        assert res['error'] is None and res['results'][0]['findings'][0]['rank_names'] == ['rank 3 (node 1, local rank 1)']
+    assert found['healthy'][3]['env']['GROUP_RANK'] == '1' and found['healthy'][3]['env']['LOCAL_RANK'] == '1'
+    warned = [found['last_rank_diverged'][r]['warnings'] for r in range(4)]
+    assert len(warned[0]) == 1 and 'rank 3 (node 1, local rank 1) differs from rank 0' in warned[0][0] and warned[1:] == [[], [], []]
+
+@pytest.mark.slow
+def test_accelerate_launch_runs_two_cpu_processes(launches):
+    found = launches['accelerate'].result()
+    for rank in (0, 1):
+        healthy = found['healthy'][rank]
+        assert healthy['error'] is None and healthy['world'] == 2 and healthy['backend'] == 'gloo'
+        assert verdicts(healthy)['cross-rank consistency'] == 'passed'
+    assert 'rank 1 differs from rank 0' in found['last_rank_diverged'][0]['warnings'][0]
+    assert found['last_rank_diverged'][1]['warnings'] == []
+
+# --- the other guards under DDP
+
+@pytest.mark.slow
+def test_freeze_bn_stats_speaks_on_rank0_only(guards):
+    r0, r1 = guards['nothing_frozen'][0], guards['nothing_frozen'][1]
+    assert len(r0['bn_warnings']) == 1 and 'nothing in learn.model is frozen' in r0['bn_warnings'][0]
+    assert r1['bn_warnings'] == [] and r0['warned_idle'] and r1['warned_idle']  # said once, known on every rank
+
+@pytest.fixture(scope='module')
+def guards(launches): return launches['guards'].result() # freeze_bn.py and leaks.py in one launch
 
 @pytest.fixture(scope='module')
 def freeze_bn(guards): return guards
@@ -102,12 +247,6 @@ def test_without_the_guard_the_frozen_trunk_moves_or_syncs(freeze_bn):
         assert plain['error'] is None and len(plain['moved']) == 6
         held = freeze_bn['held_no_sync'][rank]
         assert held['error'] is None and held['moved'] == [] and held['bn_warnings'] == []
-
-@pytest.mark.slow
-def test_under_paranoid_the_divergence_is_caught(cross_rank):
-    for rank in (0, 1):
-        res = cross_rank['paranoid_init_divergence'][rank]
-        assert res['error_type'] == 'CrossRankDivergenceError' and 'rank 1 differs from rank 0' in res['error']
 
 @pytest.fixture(scope='module')
 def leaks(guards): return guards

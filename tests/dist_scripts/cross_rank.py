@@ -1,84 +1,99 @@
-"Scenarios for CrossRankConsistency under a real 2-process launch; each rank writes `<out_dir>/<scenario>.<rank>.json`."
-import json, os, sys, warnings
+"""Each kind of cross-rank divergence, planted and healthy, under a real 2-process launch (torchrun, gloo on CPU).
+Usage: torchrun --nproc_per_node 2 cross_rank.py <out_dir>; each rank writes `<out_dir>/<scenario>.<rank>.json`."""
+import os, sys
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from copy import deepcopy
+import numpy as np
 import torch
 from torch import nn
-from fastai.learner import Learner
-from fastai.callback.core import Callback
+from accelerate.utils import DistributedDataParallelKwargs
+from fastai.callback.core import Callback, CancelValidException
 from fastai.distributed import *
-from fastai_paranoid.fixtures import xor_dls, build_mlp, tensor_dls, make_xor_data
+from fastai_paranoid.fixtures import xor_dls, build_mlp, tensor_dls, make_xor_data, bn_cnn, random_image_dls
 from fastai_paranoid.fresh import fresh_learner
 from fastai_paranoid.distributed import *
-import numpy as np
+from record import rank, write, result_rows, run_fit
 
 fix_distributed_dl_for_cpu()
-rank = int(os.environ['RANK'])
-out_dir = sys.argv[1]
-
-def emit(line):
-    with open(os.path.join(out_dir, f"{line['scenario']}.{rank}.json"), 'w') as f: json.dump(line, f, default=str)
 
 def dropout_mlp(): return nn.Sequential(nn.Linear(2, 32), nn.ReLU(), nn.Dropout(0.2), nn.Linear(32, 2))
 def small_xor(): return xor_dls(n_train=256, n_valid=256, bs=64)
+def xor_learner(dls_fn=small_xor, model_fn=build_mlp, seed=0, **cb_kwargs):
+    return fresh_learner(dls_fn, model_fn, cbs=[CrossRankConsistency(**cb_kwargs), AfterWrap()], seed=seed, loss_func=nn.CrossEntropyLoss())
 
 class AfterWrap(Callback):
     "The same check placed after DistributedTrainer's wrap (order 12)"
     order = 12
     def before_fit(self): self.result = check_cross_rank(self.learn, stage='after the DDP wrap')
 
-def report(scenario, learn=None, error=None, caught=()):
-    cb = getattr(learn, 'cross_rank_consistency', None) if learn is not None else None
-    results = [r.as_row() | {'measured_raw': r.measured} for r in (cb.results if cb else [])]
-    after = getattr(learn, 'after_wrap', None) if learn is not None else None
-    line = {'scenario': scenario, 'rank': rank, 'results': results, 'error': error,
-            'error_type': None if error is None else error.split(':')[0],
-            'warnings': [f"{w.category.__name__}: {w.message}" for w in caught],
-            'after_wrap': after.result.as_row() if after is not None and hasattr(after, 'result') else None}
-    emit(line)
+def report(scenario, learn, error, warned, **extra):
+    cb = learn.cross_rank_consistency
+    after = getattr(learn, 'after_wrap', None)
+    write({'scenario': scenario, 'results': result_rows(cb.results), 'error': error,
+           'error_type': None if error is None else error.split(':')[0], 'warnings': warned,
+           'after_wrap': after.result.as_row() if after is not None and hasattr(after, 'result') else None, **extra})
 
-def run(scenario, learn, **fit_kwargs):
-    learn.add_cb(AfterWrap())
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter('always')
-        warnings.filterwarnings('ignore', category=FutureWarning)
-        try:
-            with learn.distrib_ctx(cpu=True, sync_bn=False): learn.fit(1, **fit_kwargs)
-            error = None
-        except Exception as e: error = f"{type(e).__name__}: {e}"
-    report(scenario, learn, error, [w for w in caught if 'Paranoid' in str(w.category.__mro__) or 'CrossRank' in w.category.__name__])
+def scenario(name, learn, n_fits=1, between=None, fit_kwargs=None, **ctx_kwargs):
+    ctx_kwargs.setdefault('sync_bn', False)
+    error, warned = run_fit(learn, n_fits, between, fit_kwargs, **ctx_kwargs)
+    report(name, learn, error, warned)
     return learn
 
-# 1. healthy: same seed for the build on every rank, then rank-specific streams
-learn = fresh_learner(small_xor, dropout_mlp, cbs=CrossRankConsistency(), seed=0, loss_func=nn.CrossEntropyLoss())
+# healthy: the same seed for the build on every rank, then rank-specific streams; after the fit the ranks still agree
+learn = xor_learner(model_fn=dropout_mlp)
 seed_rank_streams(0)
-run('healthy', learn)
-# after a healthy distributed fit the ranks still agree (DDP averaged the gradients)
-res = check_cross_rank(learn, stage='after the fit')
-emit({'scenario': 'healthy_after_fit', 'rank': rank, 'results': [res.as_row()]})
+scenario('healthy', learn)
+write({'scenario': 'healthy_after_fit', 'results': result_rows([check_cross_rank(learn, stage='after the fit')])})
 
-# 2. planted: rank 1 seeded differently before model init
-learn = fresh_learner(small_xor, build_mlp, cbs=CrossRankConsistency(), seed=0 if rank == 0 else 1, loss_func=nn.CrossEntropyLoss())
-run('init_divergence', learn)
-learn = fresh_learner(small_xor, build_mlp, cbs=CrossRankConsistency(on_fail='warn'), seed=0 if rank == 0 else 1, loss_func=nn.CrossEntropyLoss())
-run('init_divergence_warn', learn)
+# weights: rank 1 seeded differently before building its model (DDP's wrap will copy rank 0's)
+scenario('init_divergence', xor_learner(seed=rank))
+scenario('init_divergence_warn', xor_learner(seed=rank, on_leak='warn'))
 
-# 3. planted: the train/valid split drawn from a rank-dependent seed
+# data: a per-rank split of the same points
 def split_dls(split_seed):
     x, y = make_xor_data(512, np.random.default_rng(0))
     idx = torch.randperm(512, generator=torch.Generator().manual_seed(split_seed))
     return tensor_dls(x[idx[:256]], y[idx[:256]], x[idx[256:]], y[idx[256:]], bs=64)
-learn = fresh_learner(lambda: split_dls(rank), build_mlp, cbs=CrossRankConsistency(), seed=0, loss_func=nn.CrossEntropyLoss())
-run('split_divergence', learn)
+scenario('split_divergence', xor_learner(lambda: split_dls(rank)))
+# data: identical item indices over points generated with a per-rank seed
+scenario('content_divergence', xor_learner(lambda: xor_dls(n_train=256, n_valid=256, bs=64, seed=rank)))
 
-# 4. same streams on every rank and a dropout layer drawing from them
-learn = fresh_learner(small_xor, dropout_mlp, cbs=CrossRankConsistency(), seed=0, loss_func=nn.CrossEntropyLoss())
-run('shared_streams', learn)
+# random streams: the same streams on every rank and a dropout layer drawing from them
+scenario('shared_streams', xor_learner(model_fn=dropout_mlp))
 
-# 5. planted: a rank-dependent learning rate
-learn = fresh_learner(small_xor, build_mlp, cbs=CrossRankConsistency(), seed=0, loss_func=nn.CrossEntropyLoss())
-run('lr_divergence', learn, lr=1e-3 * (rank + 1))
+# hyper-parameters: a rank-dependent learning rate
+scenario('lr_divergence', xor_learner(), fit_kwargs={'lr': 1e-3 * (rank + 1)})
 
-# 6. under paranoid(): the guard is installed into every new Learner; rank 1 seeded differently before model init
+# optimizer state: a checkpoint restored on rank 0 only (`learn.load` would wait for the other ranks in a barrier)
+checkpoint = {}
+def checkpoint_then_restore_on_rank0(learn, i):
+    if i == 1: checkpoint.update(model=deepcopy(learn.model.state_dict()), opt=deepcopy(learn.opt.state_dict()))
+    elif rank == 0:
+        learn.model.load_state_dict(checkpoint['model'])
+        learn.opt.load_state_dict(checkpoint['opt'])
+scenario('opt_state_restored_on_rank0', xor_learner(on_leak='log'), n_fits=3, between=checkpoint_then_restore_on_rank0)
+# optimizer state reset on rank 1 only: the ranks hold different entries
+scenario('opt_state_cleared_on_rank1', xor_learner(on_leak='log'), n_fits=2, between=lambda l, i: l.opt.clear_state() if rank == 1 else None)
+
+# buffers DDP does not sync: broadcast_buffers=False leaves each rank with its own BatchNorm statistics after a fit
+class SkipValidation(Callback):
+    order = 1
+    def before_validate(self): raise CancelValidException()
+def bn_learner(**cb_kwargs):
+    learn = fresh_learner(lambda: random_image_dls(n_train=32, n_valid=16, bs=8), bn_cnn, seed=0, loss_func=nn.CrossEntropyLoss(),
+                          cbs=[CrossRankConsistency(**cb_kwargs), SkipValidation()])
+    seed_rank_streams(0)
+    return learn
+unsynced = [DistributedDataParallelKwargs(broadcast_buffers=False)]
+scenario('unsynced_buffers', bn_learner(on_leak='log'), n_fits=2, kwargs_handlers=unsynced)
+# healthy: DDP's default broadcast_buffers=True copies rank 0's statistics at the wrap (no validation ran to sync them)
+scenario('synced_buffers', bn_learner(on_leak='log'), n_fits=2)
+
+# under paranoid(): the one knob reaches CrossRankConsistency
 from fastai_paranoid.paranoid import paranoid, PARANOID_GUARDS
-with paranoid(guards=PARANOID_GUARDS + [CrossRankConsistency]):  # leaving the block removes the guards it added
-    learn = fresh_learner(small_xor, build_mlp, seed=0 if rank == 0 else 1, loss_func=nn.CrossEntropyLoss())
-    run('paranoid_init_divergence', learn)
+for mode in ('warn', 'raise'):
+    with paranoid(on_leak=mode):
+        learn = fresh_learner(small_xor, build_mlp, seed=rank, loss_func=nn.CrossEntropyLoss())
+        error, warned = run_fit(learn, sync_bn=False)
+        write({'scenario': f'paranoid_{mode}', 'results': result_rows(learn.cross_rank_consistency.results), 'error': error,
+               'error_type': None if error is None else error.split(':')[0], 'warnings': warned})

@@ -73,3 +73,11 @@ emit({'scenario': 'held_sync_bn_after_fit', 'rank': rank, 'result': check_cross_
 scenario('unguarded_sync_bn', [], sync_bn=True)
 scenario('unguarded_no_sync', [], sync_bn=False)
 scenario('held_no_sync', [FreezeBNStats()], sync_bn=False)
+
+# nothing frozen: FreezeBNStats says so once, on rank 0 only, without `report_on_rank0()`; every rank keeps the callback's state
+learn = fresh_learner(lambda: random_image_dls(n_train=32, n_valid=16, bs=8), bn_cnn, cbs=FreezeBNStats(), seed=0, loss_func=nn.CrossEntropyLoss())
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter('always')
+    with learn.distrib_ctx(cpu=True, sync_bn=False): learn.fit(1)
+emit({'scenario': 'nothing_frozen', 'rank': rank, 'bn_warnings': [str(w.message) for w in caught if issubclass(w.category, BNStatsWarning)],
+      'warned_idle': learn.freeze_bn_stats._warned_idle})
