@@ -17,7 +17,7 @@ __all__ = ['RUNNABLE', 'STATUSES', 'CheckInputError', 'runnable_files', 'read_no
            'run_notebook', 'run_script', 'FileResult', 'check_file', 'check_files', 'exit_status', 'print_results',
            'check_paths']
 
-# %% ../nbs/23_runner.ipynb #e3301200
+# %% ../nbs/23_runner.ipynb #0de81a52
 class CheckInputError(ValueError):
     "A path `fastai-paranoid check` cannot check; the message says what was wrong and what to do"
 
@@ -26,13 +26,17 @@ _SKIP_NAMES = '^[_.]' # nbdev-test's skip pattern, for files and folders
 
 def runnable_files(paths:list, # files and folders
                    ignore_fname:str='.notest', # a folder holding a file of this name is left out, as nbdev-test leaves it out
+                   left_out:list|None=None, # if given, the scripts left out next to notebooks are appended to it
                   )->list:
-    "The scripts and notebooks to check: files as given, folders searched as nbdev-test searches them"
+    "The scripts and notebooks to check: files as given; in folders, the notebooks (or the scripts where there are none)"
     files = []
     for path in map(Path, paths):
         if path.is_dir():
             found = [Path(f) for f in globtastic(path, skip_folder_re=_SKIP_NAMES, skip_file_re=_SKIP_NAMES)]
             found = sorted(f for f in found if f.suffix in RUNNABLE and not (f.parent/ignore_fname).exists())
+            if any(f.suffix == '.ipynb' for f in found):
+                if left_out is not None: left_out += [f for f in found if f.suffix == '.py']
+                found = [f for f in found if f.suffix == '.ipynb']
             if not found:
                 raise CheckInputError(f"{path} holds no notebook (.ipynb) or script (.py) to check (names starting with _ or . "
                                       f"and folders with a {ignore_fname} file are left out, as nbdev-test leaves them out); "
@@ -278,7 +282,7 @@ def check_files(files:list, # scripts and notebooks
         for proc, *_ in running.values(): proc.terminate()
     return [results[f] for f in files]
 
-# %% ../nbs/23_runner.ipynb #a71965dd
+# %% ../nbs/23_runner.ipynb #51ea20df
 def exit_status(results:list)->int:
     "2 if any file failed or was not run, else 1 if any has findings, else 0"
     if any(r.status in ('failed', 'not run') for r in results): return 2
@@ -321,7 +325,9 @@ def check_paths(paths:list, # scripts, notebooks and folders of them
     try:
         if json_path is not None and Path(json_path).is_dir():
             raise CheckInputError(f"--json {json_path} is a folder; give a file name, e.g. {Path(json_path)/'paranoid.json'}.")
-        files = runnable_files(paths)
+        left_out = []
+        files = runnable_files(paths, left_out=left_out)
+        left_out = [f for f in left_out if f not in files]
         if args and len(files) > 1:
             raise CheckInputError(f"arguments ({' '.join(args)}) go to one script, but {len(files)} files were given; "
                                   f"check that script on its own, and put the check's options before the paths.")
@@ -349,6 +355,8 @@ def check_paths(paths:list, # scripts, notebooks and folders of them
     for f, r in zip(todo, check_files(todo, n_workers, on_result=_progress, args=tuple(args), **kwargs)): results[f] = r
     ordered = [results[f] for f in files]
     print_results(ordered, time.perf_counter() - start)
+    if left_out: _say(f"not checked: {len(left_out)} script(s) next to the notebooks, taken as their helpers as nbdev-test takes them "
+                      f"(pass a script by name to check it): {', '.join(map(str, left_out))}", file=sys.stdout)
     status = exit_status(ordered)
     if json_path is not None:
         report = {'exit_status': status, 'flags': list(flags), 'n_workers': n_workers, 'files': [dataclasses.asdict(r) for r in ordered]}

@@ -46,17 +46,20 @@ def project(tmp_path_factory):
         '#|slow\nraise RuntimeError("a slow cell ran")')
     notebook(nbs/'01_leaks_in_magics.ipynb', PRELUDE,
         '%%capture\ndls, model = xor_dls(), build_mlp()\nfor run in range(2): fit(Learner(dls, model, loss_func=nn.CrossEntropyLoss()))')
-    (nbs/'train.py').write_text(PRELUDE + '\nfit(Learner(xor_dls(), build_mlp(), loss_func=nn.CrossEntropyLoss()))\nprint("script done")\n')
-    (nbs/'_helpers.py').write_text('raise RuntimeError("names starting with _ are left out")\n')
+    (nbs/'_private.py').write_text('raise RuntimeError("names starting with _ are left out")\n')
+    (nbs/'helpers.py').write_text('raise RuntimeError("a script next to notebooks is their helper, not a check")\n')
+    (root/'scripts').mkdir()
+    (root/'scripts'/'train.py').write_text(PRELUDE + '\nfit(Learner(xor_dls(), build_mlp(), loss_func=nn.CrossEntropyLoss()))\nprint("script done")\n')
     return root
 
 def test_a_project_in_parallel_workers(project):
     "Magics, `!`, display, pickling run; directives are honoured and listed; the leak inside %%capture is found; one table; --json"
-    res = command('check', 'nbs', '--n-workers', '2', '--json', 'out.json', cwd=project)
+    res = command('check', 'nbs', 'scripts', '--n-workers', '2', '--json', 'out.json', cwd=project)
     assert res.returncode == 1, res.stdout + res.stderr
     table = res.stdout[:res.stdout.index('\n\n')]
     assert 'file' in table and 'status' in table and 'findings' in table
-    assert '00_healthy.ipynb' in table and 'train.py' in table and '_helpers' not in table
+    assert '00_healthy.ipynb' in table and 'scripts/train.py' in table and '_private' not in table and 'helpers.py' not in table
+    assert 'not checked: 1 script(s) next to the notebooks' in res.stdout and 'nbs/helpers.py' in res.stdout
     assert 'reused_model' in res.stdout and 'model (Sequential)' in res.stdout
     assert 'cell 6 (raise RuntimeError("an eval: false cell ...): #|eval: false' in res.stdout
     assert 'cell 7 (raise RuntimeError("a slow cell ran")): #|slow: run it with --flags slow' in res.stdout
