@@ -116,7 +116,7 @@ def notebook_plan(path, # a notebook
                for c in nb.cells if c.cell_type == 'code' and c.idx_ not in to_run and c.source.strip()]
     return nb, to_run, not_run, None
 
-# %% ../nbs/23_runner.ipynb #d9f41e8a
+# %% ../nbs/23_runner.ipynb #d88752e7
 class NotebookFailed(Exception):
     "A cell of a checked notebook raised; the message is the traceback nbdev-test would print"
 
@@ -133,7 +133,9 @@ def run_notebook(path, # a notebook
     nb, to_run, not_run, whole = notebook_plan(path, skip_flags, force_flags)
     if whole: return [f"the whole notebook: {whole}"]
     if cell_timeout is None: cell_timeout = cfg.get('cell_timeout', 600)
+    from IPython.core.interactiveshell import InteractiveShell
     saved_main, saved_path, saved_env = sys.modules.get('__main__'), list(sys.path), os.environ.get('IN_TEST')
+    saved_shell = InteractiveShell._instance # the shell makes itself the process's IPython; run in-process, put back the one there was
     sys.path.insert(0, str(cfg.config_path))
     os.environ['IN_TEST'] = '1'
     shell = CaptureShell(path, profile=bool(cfg.get('exec_profile', False)))
@@ -143,7 +145,7 @@ def run_notebook(path, # a notebook
     except Exception: raise NotebookFailed(shell.prettytb(fname=path) or traceback.format_exc()) from None
     finally:
         shell.close()
-        sys.modules['__main__'], sys.path[:] = saved_main, saved_path
+        sys.modules['__main__'], sys.path[:], InteractiveShell._instance = saved_main, saved_path, saved_shell
         if saved_env is None: os.environ.pop('IN_TEST', None)
         else: os.environ['IN_TEST'] = saved_env
     return not_run

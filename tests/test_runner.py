@@ -112,11 +112,11 @@ def test_bad_paths_get_one_line_and_exit_2(tmp_path):
         assert len(lines) == 1 and message in lines[0], (argv, err.getvalue())
 
 def test_a_bad_notebook_in_a_folder_is_listed_and_the_rest_runs(tmp_path):
-    (tmp_path/'ok.py').write_text('x = 1\n')
+    notebook(tmp_path/'ok.ipynb', 'x = 1')
     (tmp_path/'bad.ipynb').write_text('{}')
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err): assert check_paths([tmp_path], n_workers=1) == 2
-    assert 'bad.ipynb  not run' in out.getvalue() and 'ok.py' in out.getvalue()
+    assert 'bad.ipynb  not run' in out.getvalue() and 'ok.ipynb   clean' in out.getvalue()
     assert 'bad.ipynb is JSON but not a notebook' in err.getvalue()
 
 def test_a_worker_that_dies_fails_its_file(tmp_path):
