@@ -605,6 +605,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                                                                     'fastai_paranoid/runner.py'),
                                         'fastai_paranoid.runner._why_left_out': ('runner.html#_why_left_out', 'fastai_paranoid/runner.py'),
                                         'fastai_paranoid.runner._worker': ('runner.html#_worker', 'fastai_paranoid/runner.py'),
+                                        'fastai_paranoid.runner._write_json': ('runner.html#_write_json', 'fastai_paranoid/runner.py'),
                                         'fastai_paranoid.runner.check_file': ('runner.html#check_file', 'fastai_paranoid/runner.py'),
                                         'fastai_paranoid.runner.check_files': ('runner.html#check_files', 'fastai_paranoid/runner.py'),
                                         'fastai_paranoid.runner.check_paths': ('runner.html#check_paths', 'fastai_paranoid/runner.py'),

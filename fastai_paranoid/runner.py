@@ -49,7 +49,7 @@ def runnable_files(paths:list, # files and folders
         else: raise CheckInputError(f"{path}: no such file or folder.")
     return list(dict.fromkeys(files))
 
-# %% ../nbs/23_runner.ipynb #b057b631
+# %% ../nbs/23_runner.ipynb #db85e5f2
 def _source(cell): return ''.join(cell.get('source', '')) if isinstance(cell.get('source'), list) else str(cell.get('source', ''))
 
 def read_notebook(path)->dict:
@@ -64,7 +64,7 @@ def read_notebook(path)->dict:
         raise CheckInputError(f"{path} is an nbformat {nb.get('nbformat', 3)} notebook; convert it with "
                               f"`jupyter nbconvert --to notebook --nbformat 4 {path}`.")
     if not isinstance(nb, dict) or not isinstance(nb.get('cells'), list):
-        what = f"an object with keys {sorted(nb)[:5]}" if isinstance(nb, dict) else f"a JSON {type(nb).__name__}"
+        what = (f"an object with keys {sorted(nb)[:5]}" if nb else "an empty object") if isinstance(nb, dict) else f"a JSON {type(nb).__name__}"
         raise CheckInputError(f"{path} is JSON but not a notebook: it is {what}, with no list of 'cells'; pass a Jupyter notebook.")
     if not any(isinstance(c, dict) and _source(c).strip() for c in nb['cells']):
         raise CheckInputError(f"{path} is an empty notebook (no cell has any content); add cells, or leave it out of the paths.")
@@ -292,7 +292,7 @@ def check_files(files:list, # scripts and notebooks
         for proc, *_ in running.values(): proc.terminate()
     return [results[f] for f in files]
 
-# %% ../nbs/23_runner.ipynb #d79bc5aa
+# %% ../nbs/23_runner.ipynb #6dd58e77
 def exit_status(results:list)->int:
     "2 if any file failed or was not run, else 1 if any has findings, else 0"
     if any(r.status in ('failed', 'not run') for r in results): return 2
@@ -318,6 +318,13 @@ def print_results(results:list, # `FileResult`s
     summary = ', '.join(f"{n} {s}" for s, n in counts.items() if n)
     status = exit_status(results)
     _say(f"{len(results)} file(s) checked in {seconds:.1f} s: {summary} (exit status {status})", file=sys.stdout)
+
+def _write_json(json_path, results, flags, n_workers):
+    "The results as JSON, for CI: the exit status, the options, and one object per file (`FileResult`'s fields)"
+    if json_path is None: return
+    report = {'exit_status': exit_status(results), 'flags': list(flags), 'n_workers': n_workers,
+              'files': [dataclasses.asdict(r) for r in results]}
+    Path(json_path).write_text(json.dumps(report, indent=1))
 
 def check_paths(paths:list, # scripts, notebooks and folders of them
                 args=(), # command-line arguments of the script (one script only)
@@ -353,6 +360,7 @@ def check_paths(paths:list, # scripts, notebooks and folders of them
     todo = [f for f in files if f not in results]
     if not todo: # nothing to run: just the reasons, one line each
         _say(*(r.error.removeprefix('fastai-paranoid: ') for r in results.values()))
+        _write_json(json_path, list(results.values()), flags, 0)
         return 2
     if n_workers is None: n_workers = min(os.cpu_count() or 1, 8)
     n_workers = max(1, min(n_workers, len(todo)))
@@ -369,8 +377,5 @@ def check_paths(paths:list, # scripts, notebooks and folders of them
         names = ', '.join(map(str, left_out[:5])) + (f" and {len(left_out) - 5} more" if len(left_out) > 5 else '')
         _say(f"not checked: {len(left_out)} script(s) next to the notebooks, taken as their helpers as nbdev-test takes them "
              f"(pass a script by name to check it): {names}", file=sys.stdout)
-    status = exit_status(ordered)
-    if json_path is not None:
-        report = {'exit_status': status, 'flags': list(flags), 'n_workers': n_workers, 'files': [dataclasses.asdict(r) for r in ordered]}
-        Path(json_path).write_text(json.dumps(report, indent=1))
-    return status
+    _write_json(json_path, ordered, flags, n_workers)
+    return exit_status(ordered)
