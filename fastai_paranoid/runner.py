@@ -292,7 +292,7 @@ def check_files(files:list, # scripts and notebooks
         for proc, *_ in running.values(): proc.terminate()
     return [results[f] for f in files]
 
-# %% ../nbs/23_runner.ipynb #6dd58e77
+# %% ../nbs/23_runner.ipynb #dd25039d
 def exit_status(results:list)->int:
     "2 if any file failed or was not run, else 1 if any has findings, else 0"
     if any(r.status in ('failed', 'not run') for r in results): return 2
@@ -370,7 +370,11 @@ def check_paths(paths:list, # scripts, notebooks and folders of them
         if len(todo) > 1: _say(f"[{len(done)}/{len(todo)}] {r.path}: {r.status} ({r.seconds:.1f} s)")
     start = time.perf_counter()
     kwargs = dict(force_flags=list(flags), on_leak=on_leak, guards=guards, verbose=verbose, cell_timeout=cell_timeout)
-    for f, r in zip(todo, check_files(todo, n_workers, on_result=_progress, args=tuple(args), **kwargs)): results[f] = r
+    try: checked = check_files(todo, n_workers, on_result=_progress, args=tuple(args), **kwargs)
+    except KeyboardInterrupt: # the workers still running were stopped by `check_files`
+        _say(f"interrupted after {len(done)} of {len(todo)} file(s); the files still running were stopped")
+        return 130
+    for f, r in zip(todo, checked): results[f] = r
     ordered = [results[f] for f in files]
     print_results(ordered, time.perf_counter() - start)
     if left_out:
