@@ -1,9 +1,9 @@
-"`fastai-paranoid check`: clean code exits 0, leaky code 1, misuse and code that raises 2; scripts and notebooks; in-process and as a command."
+"`fastai-paranoid check`: clean code exits 0, leaky code 1, misuse and code that raises 2; scripts and notebooks; in-process and as a command (whole projects: test_runner.py)."
 import contextlib, io, json, os, subprocess, sys, textwrap
 from pathlib import Path
 import pytest
 from fastai.callback.core import defaults
-from fastai_paranoid.cli import main, notebook_cells
+from fastai_paranoid.cli import main
 from fastai_paranoid.paranoid import ParanoidInstaller, is_paranoid
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -12,6 +12,7 @@ PRELUDE = """
 import torch
 from torch import nn
 from fastai.learner import Learner
+import fastai.callback.progress # Learner.no_bar
 from fastai_paranoid.fixtures import xor_dls, build_mlp
 def fit(learn):
     with learn.no_bar(), learn.no_logging(): learn.fit(1, 1e-2)
@@ -54,33 +55,34 @@ def _defaults_untouched():
 
 def test_clean_script_as_a_command(tmp_path):
     (tmp_path / 'clean.py').write_text(CLEAN)
-    clean = command('check', 'clean.py', cwd=tmp_path)
+    clean = command('check', '--verbose', 'clean.py', cwd=tmp_path)
     assert clean.returncode == 0, clean.stdout + clean.stderr
-    assert 'clean done' in clean.stdout and 'no findings in clean.py' in clean.stdout
+    assert 'clean done' in clean.stdout, "--verbose lets the script's output through"
+    assert 'no findings in clean.py' in clean.stdout
 
 def test_leaky_notebook_as_a_command(tmp_path):
-    notebook(tmp_path / 'leaky.ipynb', ['%matplotlib inline\n' + PRELUDE, LEAKY_BODY])
+    "The reuse sits inside a %%time cell, after %matplotlib: IPython syntax runs (as in Jupyter) and the guards see it"
+    notebook(tmp_path / 'leaky.ipynb', ['%matplotlib inline\n' + PRELUDE, '%%time\n' + LEAKY_BODY])
     leaky = command('check', 'leaky.ipynb', cwd=tmp_path)
     assert leaky.returncode == 1, leaky.stdout + leaky.stderr
-    assert 'leaky done' in leaky.stdout
-    report = leaky.stdout[leaky.stdout.index('fastai-paranoid:'):]
+    report = leaky.stdout[leaky.stdout.index('fastai-paranoid: 1 problem'):]
     assert 'reused_model' in report and 'model (Sequential)' in report and 'fresh_learner' in report
-    assert 'skipped IPython line in cell 0: %matplotlib inline' in leaky.stderr
+    assert 'leaky.ipynb  findings' in leaky.stdout and 'skipped' not in leaky.stdout + leaky.stderr
 
 def test_clean_notebook_in_process(tmp_path):
     notebook(tmp_path / 'clean.ipynb', ['!echo hi\n' + CLEAN])
     out = io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
         assert main(['check', str(tmp_path / 'clean.ipynb')]) == 0
-    assert 'clean done' in out.getvalue() and 'no findings' in out.getvalue()
+    assert 'no findings' in out.getvalue() and 'clean.ipynb  clean' in out.getvalue()
 
 def test_script_that_raises_exits_2_with_its_traceback_and_the_findings(tmp_path):
     (tmp_path / 'raises.py').write_text(RAISES)
-    res = command('check', 'raises.py', cwd=tmp_path)
-    assert res.returncode == 2
-    assert 'ValueError: the user script failed' in res.stderr and 'raises.py", line' in res.stderr
-    assert 'runpy' not in res.stderr, "our own frames are not part of the user's traceback"
-    assert 'reused_model' in res.stdout, "findings made before the exception are still reported"
+    err, out = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err): assert main(['check', str(tmp_path / 'raises.py')]) == 2
+    assert 'ValueError: the user script failed' in err.getvalue() and 'raises.py", line' in err.getvalue()
+    assert 'runpy' not in err.getvalue(), "our own frames are not part of the user's traceback"
+    assert 'reused_model' in out.getvalue(), "findings made before the exception are still reported"
 
 def test_script_gets_argv_and_main(tmp_path):
     (tmp_path / 'args.py').write_text("import sys\nassert __name__ == '__main__'\nassert sys.argv[1:] == ['--epochs', '3'], sys.argv\n")
@@ -100,7 +102,8 @@ def test_on_leak_raise_stops_the_script_and_exits_2(tmp_path):
     err, out = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         assert main(['check', '--on-leak', 'raise', str(tmp_path / 'leaky.py')]) == 2
-    assert 'StateLeakError' in err.getvalue() and 'leaky done' not in out.getvalue()
+    assert 'StateLeakError' in err.getvalue()
+    assert 'leaky done' not in err.getvalue() + out.getvalue(), "the script stopped at the finding"
 
 @pytest.mark.parametrize('argv', [[], ['check', 'missing.py'], ['check', 'setup.cfg'], ['check', '--on-leak', 'loud', 'x.py'], ['frobnicate']])
 def test_usage_errors_exit_2(argv, tmp_path):
@@ -117,9 +120,3 @@ def test_script_exit_status(tmp_path):
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
         assert main(['check', str(tmp_path / 'ok.py')]) == 0
         assert main(['check', str(tmp_path / 'bad.py')]) == 2
-
-def test_notebook_cells_skip_ipython_syntax(tmp_path):
-    nb = notebook(tmp_path / 'n.ipynb', ['%%time\nx = 1', 'a = 1\n  !ls\nb = 2', ''])
-    cells = notebook_cells(nb)
-    assert cells[0] == (0, '', ['%%time'])
-    assert cells[1][1] == 'a = 1\n  pass\nb = 2' and cells[1][2] == ['  !ls']

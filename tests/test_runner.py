@@ -1,0 +1,136 @@
+"`fastai-paranoid check PATH...` on a whole nbdev-style project: notebooks run as nbdev-test runs them (magics, `!`, display, pickling, directives), parallel workers, one table, --json; bad paths get one line and exit 2."
+import contextlib, io, json, os, subprocess, sys
+from pathlib import Path
+import pytest
+from fastai.callback.core import Callback
+from fastai_paranoid.cli import main
+from fastai_paranoid.runner import check_file, check_paths, runnable_files
+
+ROOT = Path(__file__).resolve().parents[1]
+
+PRELUDE = """import pickle, torch
+from torch import nn
+from fastai.learner import Learner
+import fastai.callback.progress # Learner.no_bar
+from fastai_paranoid.fixtures import xor_dls, build_mlp
+def fit(learn):
+    with learn.no_bar(), learn.no_logging(): learn.fit(1, 1e-2)"""
+
+def notebook(path, *cells, metadata=None):
+    nb = {'cells': [{'cell_type': 'code', 'id': f'c{i}', 'metadata': {}, 'outputs': [], 'execution_count': None, 'source': c}
+                    for i, c in enumerate(cells)], 'metadata': metadata or {}, 'nbformat': 4, 'nbformat_minor': 5}
+    path.write_text(json.dumps(nb))
+    return path
+
+def command(*args, cwd):
+    "The command as a user runs it, in a new process"
+    env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS='1')
+    code = 'import sys; from fastai_paranoid.cli import main; sys.exit(main())'
+    return subprocess.run([sys.executable, '-c', code, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
+
+@pytest.fixture(scope='module')
+def project(tmp_path_factory):
+    "A small nbdev project: tst_flags = slow; a healthy notebook full of IPython syntax, the same with planted leaks, a script"
+    root = tmp_path_factory.mktemp('proj')
+    (root/'pyproject.toml').write_text('[project]\nname = "proj"\n\n[tool.nbdev]\nlib_path = "proj"\nnbs_path = "nbs"\ntst_flags = "slow"\n')
+    nbs = root/'nbs'
+    nbs.mkdir()
+    notebook(nbs/'00_healthy.ipynb',
+        '%matplotlib inline\n' + PRELUDE,
+        'class Annealer:\n    "defined in a cell: pickles only in a real __main__"\n    def __call__(self, pct): return 1 - pct\n'
+        'assert pickle.loads(pickle.dumps(Annealer()))(0.25) == 0.75',
+        '%%time\nfit(Learner(xor_dls(seed=0), build_mlp(), loss_func=nn.CrossEntropyLoss()))',
+        '%time fit(Learner(xor_dls(seed=1), build_mlp(), loss_func=nn.CrossEntropyLoss()))',
+        '!echo from the shell\ndisplay(torch.ones(2))\nimport os; assert os.environ["IN_TEST"] == "1"',
+        '#|eval: false\nraise RuntimeError("an eval: false cell ran")',
+        '#|slow\nraise RuntimeError("a slow cell ran")')
+    notebook(nbs/'01_leaks_in_magics.ipynb', PRELUDE,
+        '%%capture\ndls, model = xor_dls(), build_mlp()\nfor run in range(2): fit(Learner(dls, model, loss_func=nn.CrossEntropyLoss()))')
+    (nbs/'_private.py').write_text('raise RuntimeError("names starting with _ are left out")\n')
+    (nbs/'helpers.py').write_text('raise RuntimeError("a script next to notebooks is their helper, not a check")\n')
+    (root/'scripts').mkdir()
+    (root/'scripts'/'train.py').write_text(PRELUDE + '\nfit(Learner(xor_dls(), build_mlp(), loss_func=nn.CrossEntropyLoss()))\nprint("script done")\n')
+    return root
+
+def test_a_project_in_parallel_workers(project):
+    "Magics, `!`, display, pickling run; directives are honoured and listed; the leak inside %%capture is found; one table; --json"
+    res = command('check', 'nbs', 'scripts', '--n-workers', '2', '--json', 'out.json', cwd=project)
+    assert res.returncode == 1, res.stdout + res.stderr
+    table = res.stdout[:res.stdout.index('\n\n')]
+    assert 'file' in table and 'status' in table and 'findings' in table
+    assert '00_healthy.ipynb' in table and 'scripts/train.py' in table and '_private' not in table and 'helpers.py' not in table
+    assert 'not checked: 1 script(s) next to the notebooks' in res.stdout and 'nbs/helpers.py' in res.stdout
+    assert 'reused_model' in res.stdout and 'model (Sequential)' in res.stdout
+    assert 'cell 6 (raise RuntimeError("an eval: false cell ...): #|eval: false' in res.stdout
+    assert 'cell 7 (raise RuntimeError("a slow cell ran")): #|slow: run it with --flags slow' in res.stdout
+    assert 'script done' not in res.stdout, "the checked code's output is captured, as nbdev-test captures it"
+    report = json.loads((project/'out.json').read_text())
+    statuses = {Path(f['path']).name: f['status'] for f in report['files']}
+    assert statuses == {'00_healthy.ipynb': 'clean', '01_leaks_in_magics.ipynb': 'findings', 'train.py': 'clean'}, report
+    leaky = next(f for f in report['files'] if f['status'] == 'findings')
+    assert leaky['problems'] == 1 and leaky['findings'][0]['kind'] == 'reused_model'
+    assert report['exit_status'] == 1 and report['n_workers'] == 2
+
+def test_flags_run_the_flagged_cells_and_a_failing_cell_exits_2(project):
+    err, out = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        assert main(['check', str(project/'nbs'/'00_healthy.ipynb'), '--flags', 'slow']) == 2
+    assert 'RuntimeError: a slow cell ran' in err.getvalue() and 'While Executing Cell #7' in err.getvalue()
+    assert 'an eval: false cell ran' not in err.getvalue()
+
+def test_the_healthy_notebook_passes_nbdev_test_too(project):
+    "The parity the check promises: what nbdev-test passes runs to its end under the check (above: clean)"
+    env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS='1')
+    res = subprocess.run([Path(sys.executable).parent/'nbdev-test', 'nbs/00_healthy.ipynb'], cwd=project, env=env, capture_output=True, text=True, timeout=600)
+    assert res.returncode == 0, res.stdout + res.stderr
+
+@pytest.mark.parametrize('name,text,message', [
+    ('broken.ipynb', '{"cells": [{"cell_type": "code",', 'broken.ipynb is not valid notebook JSON (line 1, column 33'),
+    ('config.ipynb', '{"name": "not a notebook"}', "config.ipynb is JSON but not a notebook: it is an object with keys ['name']"),
+    ('empty.ipynb', '{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}', 'empty.ipynb is an empty notebook'),
+])
+def test_a_bad_notebook_gets_one_line_and_exit_2(tmp_path, name, text, message):
+    (tmp_path/name).write_text(text)
+    err, out = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err): assert main(['check', str(tmp_path/name)]) == 2
+    lines = err.getvalue().strip().splitlines()
+    assert len(lines) == 1 and message in lines[0], err.getvalue()
+    assert out.getvalue() == ''
+
+def test_bad_paths_get_one_line_and_exit_2(tmp_path):
+    (tmp_path/'empty').mkdir()
+    (tmp_path/'ok.py').write_text('x = 1\n')
+    (tmp_path/'other.py').write_text('x = 2\n')
+    cases = [(['check', str(tmp_path/'empty')], 'holds no notebook (.ipynb) or script (.py) to check'),
+             (['check', str(tmp_path/'nope')], 'nope: no such file or folder'),
+             (['check', '--json', str(tmp_path), str(tmp_path/'ok.py')], 'is a folder; give a file name'),
+             (['check', str(tmp_path), str(tmp_path/'ok.py'), '--epochs', '3'], 'arguments (--epochs 3) go to one script')]
+    for argv, message in cases:
+        err = io.StringIO()
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err): assert main(argv) == 2
+        lines = err.getvalue().strip().splitlines()
+        assert len(lines) == 1 and message in lines[0], (argv, err.getvalue())
+
+def test_a_bad_notebook_in_a_folder_is_listed_and_the_rest_runs(tmp_path):
+    notebook(tmp_path/'ok.ipynb', 'x = 1')
+    (tmp_path/'bad.ipynb').write_text('{}')
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err): assert check_paths([tmp_path], n_workers=1) == 2
+    assert 'bad.ipynb  not run' in out.getvalue() and 'ok.ipynb   clean' in out.getvalue()
+    assert 'bad.ipynb is JSON but not a notebook' in err.getvalue()
+
+def test_a_worker_that_dies_fails_its_file(tmp_path):
+    (tmp_path/'dies.py').write_text('import os; os._exit(3)\n')
+    err = io.StringIO()
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err): assert check_paths([tmp_path/'dies.py']) == 2
+    assert 'died (exit code 3) before reporting' in err.getvalue()
+
+class MarkerGuard(Callback):
+    "A stand-in for an extra guard passed through to paranoid(guards=...)"
+
+def test_guards_pass_through_to_paranoid(tmp_path):
+    (tmp_path/'uses.py').write_text(PRELUDE + "\nlearn = Learner(xor_dls(), build_mlp(), loss_func=nn.CrossEntropyLoss())\n"
+                                    "assert [type(cb).__name__ for cb in learn.cbs if type(cb).__name__ == 'MarkerGuard'], learn.cbs\n")
+    assert check_file(tmp_path/'uses.py', guards=[MarkerGuard]).status == 'clean'
+    res = check_file(tmp_path/'uses.py')
+    assert res.status == 'failed' and 'AssertionError' in res.error, "without the extra guard the script's assertion fails"
