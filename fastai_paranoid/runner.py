@@ -176,6 +176,7 @@ class FileResult:
     error: str = '' # the traceback (or the reason it was not run)
     not_run: list = field(default_factory=list) # the cells (or the whole notebook) not run, each with why
     output: str = '' # the end of what it printed, kept when it failed
+    refused: list = field(default_factory=list) # the checked code's calls that tried to switch guards off (they stayed on), with where from
 
 def _findings_data(found)->list:
     "The findings of `found` (a `Findings`) as JSON-ready dicts"
@@ -227,6 +228,7 @@ def check_file(path, # a script or notebook
             res.status, res.error = 'failed', ''.join(traceback.format_exception(type(e), e, tb))
     res.seconds = time.perf_counter() - start
     res.problems, res.findings, res.report = found.problems, _findings_data(found), found.report(name)
+    res.refused = [str(r) for r in found.refused]
     if res.status == 'clean':
         if any(n.startswith('the whole notebook') for n in res.not_run):
             res.status = 'not run' if 'language' in res.not_run[0] else 'skipped'

@@ -49,7 +49,8 @@ def project(tmp_path_factory):
     (nbs/'_private.py').write_text('raise RuntimeError("names starting with _ are left out")\n')
     (nbs/'helpers.py').write_text('raise RuntimeError("a script next to notebooks is their helper, not a check")\n')
     (root/'scripts').mkdir()
-    (root/'scripts'/'train.py').write_text(PRELUDE + '\nfit(Learner(xor_dls(), build_mlp(), loss_func=nn.CrossEntropyLoss()))\nprint("script done")\n')
+    (root/'scripts'/'train.py').write_text(PRELUDE + '\nfit(Learner(xor_dls(), build_mlp(), loss_func=nn.CrossEntropyLoss()))\nprint("script done")\n'
+                                     'from fastai_paranoid.paranoid import paranoid\nparanoid(False) # as the README example ends\n')
     return root
 
 def test_a_project_in_parallel_workers(project):
@@ -70,6 +71,9 @@ def test_a_project_in_parallel_workers(project):
     leaky = next(f for f in report['files'] if f['status'] == 'findings')
     assert leaky['problems'] == 1 and leaky['findings'][0]['kind'] == 'reused_model'
     assert report['exit_status'] == 1 and report['n_workers'] == 2
+    train = next(f for f in report['files'] if f['path'].endswith('train.py'))
+    assert len(train['refused']) == 1 and train['refused'][0].startswith('paranoid(False) at ') and 'train.py:' in train['refused'][0], train
+    assert all(f['refused'] == [] for f in report['files'] if f is not train)
 
 def test_flags_run_the_flagged_cells_and_a_failing_cell_exits_2(project):
     err, out = io.StringIO(), io.StringIO()
