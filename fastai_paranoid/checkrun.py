@@ -122,7 +122,7 @@ def fit_lr(learn)->float|None:
     if learn.opt is not None and learn.opt.hypers: return float(max(h['lr'] for h in learn.opt.hypers))
     return None
 
-# %% ../nbs/26_checkrun.ipynb #d2789663
+# %% ../nbs/26_checkrun.ipynb #26745373
 @contextlib.contextmanager
 def _quiet(learn):
     "No guard on the copies a check builds: paranoid()'s installer off, the guards it gave `learn` out of `learn.cbs` (restored after)"
@@ -185,7 +185,13 @@ def _budgeted_run(learn, budget, kwargs):
             if step_seconds is None: step_seconds = _step_seconds(learn)
             share = remaining * cost(fn) / sum(cost(f) for f in order[i:])
             affordable = int(share / (_STEP_OVERHEAD * step_seconds * repeats))
-            if affordable < default: settings[name] = max(_MIN_STEPS, affordable)
+            if affordable < min(_MIN_STEPS, default):
+                results[fn] = CheckResult(fn.__name__, 'skipped', {'step_seconds': step_seconds, 'affordable_steps': affordable},
+                    message=f"not run: one training step of this model takes about {_STEP_OVERHEAD * step_seconds:.2g} s, so its "
+                            f"{share:.1f} s share of the sanity-check budget ({budget:g} s) buys {affordable} of the {_MIN_STEPS} steps "
+                            f"it needs at least (raise it with --sanity-budget).")
+                continue
+            if affordable < default: settings[name] = affordable
         report = learn.sanity_check(checks=[fn], settings={fn.__name__: settings} if settings else None, **kwargs)
         results[fn] = report.results[-1]
         if fn.__name__ in report.errors: crashed.add(report.results[-1].name)
