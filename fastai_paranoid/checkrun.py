@@ -22,7 +22,7 @@ from . import paranoid as _paranoid
 __all__ = ['DEFAULT_SANITY_BUDGET', 'SanityFinding', 'SanityCheckNotRun', 'model_signature', 'data_signature', 'learner_key',
            'fit_lr', 'run_sanity_checks', 'FirstFitSanityCheck', 'NaNStop', 'SeededSharedLoaders', 'check_guards']
 
-# %% ../nbs/26_checkrun.ipynb #f39ed275
+# %% ../nbs/26_checkrun.ipynb #f0463b4c
 class SanityFinding(ParanoidWarning):
     "A sanity check run before a Learner's first fit (under `fastai-paranoid check`) failed or warned"
 
@@ -38,6 +38,16 @@ def _in_sanity_check()->bool: return _depth[0] > 0
 def _is_probe(learn)->bool:
     "Is this fit a probe (lr_find), not a training run?"
     return any(isinstance(cb, LRFinder) for cb in learn.cbs)
+
+def _real_fit()->bool:
+    "Is the `before_fit` event calling our caller part of `Learner.fit` (not `validate`, `get_preds`, which send it too)?"
+    return _leaks._running_learner(max_depth=40)[1]
+
+def _unpickle_as(cls, attrs:dict):
+    "A bare instance of `cls` with `attrs` (pickle then restores its state): a `check_guards` subclass loads as its base class"
+    obj = cls.__new__(cls)
+    obj.__dict__.update(attrs)
+    return obj
 
 # %% ../nbs/26_checkrun.ipynb #52080114
 def _digest(*parts)->str:
@@ -214,7 +224,7 @@ def run_sanity_checks(learn, # the Learner, left exactly as it is
             return list(report.results), crashed
         return _budgeted_run(learn, DEFAULT_SANITY_BUDGET if budget is None else budget, kwargs)
 
-# %% ../nbs/26_checkrun.ipynb #8c53107f
+# %% ../nbs/26_checkrun.ipynb #758a55ae
 def _measured(r)->str:
     return ', '.join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in r.measured.items())
 
@@ -231,10 +241,10 @@ class FirstFitSanityCheck(Callback):
     def __init__(self, on_leak:str='warn'): # what a finding does: 'warn', 'raise' or 'log'
         store_attr()
         self.done = False # this Learner's first real fit has started (state that lives across its fits)
-    def __reduce__(self): return (_first_fit_check, (type(self).budget, self.on_leak, self.done))
+    def __reduce__(self): return (_unpickle_as, (FirstFitSanityCheck, {'budget': type(self).budget}), self.__getstate__())
     def before_fit(self):
         learn = self.learn
-        if self.done or _in_sanity_check() or _is_probe(learn): return
+        if self.done or _in_sanity_check() or _is_probe(learn) or not _real_fit(): return
         self.done = True
         try: key = learner_key(learn)
         except Exception as e: key = ('unkeyed', id(self), repr(e))
@@ -255,13 +265,6 @@ class FirstFitSanityCheck(Callback):
                 emit(f"{label}: sanity check '{r.name}' {r.verdict} before the first fit: {r.message} "
                      f"Evidence: {_measured(r)}{threshold}. Fix: {r.fix}", SanityFinding, on_leak=self.on_leak, stacklevel=3)
 
-def _first_fit_check(budget, on_leak, done):
-    "Unpickle a `FirstFitSanityCheck` (of any `check_guards` subclass) as the base class, its budget on the instance"
-    cb = FirstFitSanityCheck(on_leak)
-    cb.done = done
-    if budget is not None: cb.budget = budget
-    return cb
-
 _GUARD_TYPES.append(FirstFitSanityCheck)
 
 # %% ../nbs/26_checkrun.ipynb #28e0fa22
@@ -276,16 +279,16 @@ class NaNStop(NaNGuard):
 
 _GUARD_TYPES.append(NaNStop)
 
-# %% ../nbs/26_checkrun.ipynb #2a5f5c6f
+# %% ../nbs/26_checkrun.ipynb #21c2624f
 class SeededSharedLoaders(Callback):
     "At each Learner's first real fit, an info note when it starts from the same weights as an earlier Learner on the same DataLoaders but their loader's own generator has moved: the runs cannot be identical (fastai issue #2832). Keeps state across Learners (class attribute `starts`; `check_guards()` makes a fresh class)"
     order = -199 # with FirstFitSanityCheck, before the other callbacks' before_fit
     starts = {} # {id(dls): (weakref to dls, [(label, weakref to model, weights fingerprint, train loader rng state)])}
     def __init__(self): self.done = False # this Learner's first real fit has started
-    def __reduce__(self): return (SeededSharedLoaders, ())
+    def __reduce__(self): return (_unpickle_as, (SeededSharedLoaders, {}), self.__getstate__())
     def before_fit(self):
         learn = self.learn
-        if self.done or _in_sanity_check() or _is_probe(learn): return
+        if self.done or _in_sanity_check() or _is_probe(learn) or not _real_fit(): return
         self.done = True
         dl = learn.dls.train
         rng = dl.rng.getstate() if hasattr(dl, 'rng') else None
