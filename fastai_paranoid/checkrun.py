@@ -49,7 +49,7 @@ def _unpickle_as(cls, attrs:dict):
     obj.__dict__.update(attrs)
     return obj
 
-# %% ../nbs/26_checkrun.ipynb #52080114
+# %% ../nbs/26_checkrun.ipynb #3f3a64e7
 def _digest(*parts)->str:
     h = hashlib.blake2b(digest_size=12)
     for p in parts: h.update(repr(p).encode())
@@ -69,10 +69,12 @@ def _row_hashes(t)->torch.Tensor:
     if t.ndim == 0: t = t.reshape(1)
     if t.is_complex(): t = torch.view_as_real(t)
     if t.dtype == torch.bool: t = t.to(torch.uint8)
+    if len(t) == 0: return torch.zeros(0, dtype=torch.int64)
     rows = t.contiguous().reshape(len(t), -1)
-    bits = rows.view({1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}[rows.element_size()]).to(torch.int64)
+    bits = rows.view({1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}[rows.element_size()])
     weights = torch.arange(bits.shape[1], dtype=torch.int64) * 2654435761 + 1
-    h = (bits * weights).sum(1) * _MIX
+    chunk = max(1, 2 ** 22 // max(1, bits.shape[1])) # rows per chunk: about 4M elements (32 MB of int64) at a time
+    h = torch.cat([(bits[i:i + chunk].to(torch.int64) * weights).sum(1) for i in range(0, len(bits), chunk)]) * _MIX
     return h ^ (h >> 29)
 
 def _multiset(hashes:torch.Tensor)->tuple:

@@ -48,34 +48,30 @@ def test_bug_family_is_reported(script):
     assert any(re.search(pattern, m) for m in messages(found, category)), found.report(script)
     if category is SanityFinding: assert all('Fix: ' in m and 'Evidence: ' in m for m in messages(found, category))
 
-# healthy twins where today's checks are calibrated: nothing at all is reported
-@pytest.mark.parametrize('script', ['view_not_transpose.py', 'unnormalized_pixels.py'])
-def test_healthy_twin_is_silent(script):
-    found, _ = checked(script, '--healthy')
-    assert found.problems == 0 and not found.leaks, found.report(script)
-
-# healthy twins where a check not calibrated yet (issue 10) still warns about something else: the family's detector is silent
-@pytest.mark.parametrize('script', ['oversample_before_split.py', 'frozen_bn_drift.py', 'nan_epoch2.py'])
-def test_healthy_twin_not_reported_for_the_family(script):
-    category, pattern = BUGS[script]
-    found, _ = checked(script, '--healthy')
-    assert not any(re.search(pattern, m) for m in messages(found, category)), found.report(script)
-    assert not messages(found, NonFiniteWarning)
-
 def final_weights(tmp_path, script, under_check):
+    "Run the healthy twin with --save, under the check or plainly: (its trained weights, findings, guards)"
     out = tmp_path / f"{script}.{'checked' if under_check else 'plain'}.pth"
-    if under_check: found, guards = checked(script, '--healthy', '--save', str(out))
-    else: found, guards = plain(script, '--healthy', '--save', str(out)), None
+    found, guards = checked(script, '--healthy', '--save', str(out)) if under_check else (plain(script, '--healthy', '--save', str(out)), None)
     return torch.load(out), found, guards
 
-@pytest.mark.parametrize('script', ['softmax_before_ce.py', 'kfold.py'])
-def test_healthy_run_silent_and_bitwise_as_without_the_check(tmp_path, script):
+# healthy twin -> is it silent with today's checks? Where it is not, a check not calibrated yet (issue 10) warns about something
+# else (see the closing note): the family's own detector must still be silent
+HEALTHY = {'softmax_before_ce.py': True, 'unnormalized_pixels.py': True, 'view_not_transpose.py': True, 'kfold.py': True,
+           'oversample_before_split.py': False, 'frozen_bn_drift.py': False, 'nan_epoch2.py': False}
+
+@pytest.mark.parametrize('script', HEALTHY)
+def test_healthy_twin_silent_and_bitwise_as_without_the_check(tmp_path, script):
     checked_weights, found, guards = final_weights(tmp_path, script, under_check=True)
     plain_weights, _, _ = final_weights(tmp_path, script, under_check=False)
-    assert found.problems == 0 and not found.leaks, found.report(script)
-    assert len(guards[-1].checked) == 1 # the checks did run (once: kfold's three folds are one setup)
-    assert checked_weights.keys() == plain_weights.keys()
+    assert guards[-1].checked # the sanity checks did run before the fit...
+    assert checked_weights.keys() == plain_weights.keys() # ... and the run trained to the same weights, bit for bit
     for k in checked_weights: assert torch.equal(checked_weights[k], plain_weights[k]), k
+    if HEALTHY[script]: assert found.problems == 0 and not found.leaks, found.report(script)
+    else:
+        category, pattern = BUGS[script]
+        assert not any(re.search(pattern, m) for m in messages(found, category)), found.report(script)
+        assert not messages(found, NonFiniteWarning)
+    if script == 'kfold.py': assert len(guards[-1].checked) == 1 # three folds of one dataset and model: checked once
 
 def test_no_sanity_leaves_nan_guard_on():
     found, guards = checked('nan_epoch2.py', guards=check_guards(sanity=False))
