@@ -183,6 +183,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                      'fastai_paranoid.cli.Findings.report': ('cli.html#findings.report', 'fastai_paranoid/cli.py'),
                                      'fastai_paranoid.cli._check_parser': ('cli.html#_check_parser', 'fastai_paranoid/cli.py'),
                                      'fastai_paranoid.cli._is_check_path': ('cli.html#_is_check_path', 'fastai_paranoid/cli.py'),
+                                     'fastai_paranoid.cli._positive_seconds': ('cli.html#_positive_seconds', 'fastai_paranoid/cli.py'),
                                      'fastai_paranoid.cli._split_script_args': ('cli.html#_split_script_args', 'fastai_paranoid/cli.py'),
                                      'fastai_paranoid.cli.check': ('cli.html#check', 'fastai_paranoid/cli.py'),
                                      'fastai_paranoid.cli.collect_findings': ('cli.html#collect_findings', 'fastai_paranoid/cli.py'),

@@ -143,7 +143,7 @@ def check(path=None, # a script, notebook or folder; None runs the built-in demo
     print(found.report('the demo pipeline'))
     return 1 if found.problems else 0
 
-_VALUE_OPTIONS = {'--flags', '--n-workers', '--n_workers', '--json', '--on-leak', '--cell-timeout', '--cell_timeout'}
+_VALUE_OPTIONS = {'--flags', '--n-workers', '--n_workers', '--json', '--on-leak', '--cell-timeout', '--cell_timeout', '--sanity-budget', '--sanity_budget'}
 
 def _is_check_path(token): return not token.startswith('-') and (Path(token).suffix in ('.py', '.ipynb') or Path(token).is_dir())
 
@@ -171,13 +171,21 @@ def _check_parser():
     p.add_argument('--on-leak', choices=['warn', 'raise', 'log'], default='warn', help="what the guards do at a finding (default: warn)")
     p.add_argument('--verbose', action='store_true', help="let the checked code's output through as it runs")
     p.add_argument('--cell-timeout', '--cell_timeout', dest='cell_timeout', type=int, default=None, help="seconds a notebook cell may run (default: the project's cell_timeout)")
+    p.add_argument('--no-sanity', dest='sanity', action='store_false', help="don't run learn.sanity_check() before each Learner's first fit (the NaN guard and the other guards stay)")
+    p.add_argument('--sanity-budget', '--sanity_budget', dest='sanity_budget', type=_positive_seconds, default=None, help="seconds of sanity checks per Learner (default: 20 on CPU); a check that does not fit is skipped and says so")
     return p
+
+def _positive_seconds(text):
+    try: value = float(text)
+    except ValueError: value = float('nan')
+    if not value > 0 or value == float('inf'): raise argparse.ArgumentTypeError(f"{text!r} is not a positive number of seconds")
+    return value
 
 def main(argv:list|None=None, # the arguments (default: `sys.argv[1:]`)
         )->int:
     "The `fastai-paranoid` command"
     argv = list(sys.argv[1:] if argv is None else argv)
-    usage = "usage: fastai-paranoid check [PATH ...] [--flags FLAGS] [--n-workers N] [--json FILE] [--on-leak warn|log|raise] [--verbose]"
+    usage = "usage: fastai-paranoid check [PATH ...] [--flags FLAGS] [--n-workers N] [--json FILE] [--on-leak warn|log|raise] [--verbose] [--no-sanity] [--sanity-budget SECONDS]"
     if argv[:1] in (['-h'], ['--help']):
         print(usage + "\n(fastai-paranoid check --help for more)")
         return 0
@@ -194,4 +202,5 @@ def main(argv:list|None=None, # the arguments (default: `sys.argv[1:]`)
     if not opts.paths: return check(None, on_leak=opts.on_leak)
     from fastai_paranoid.runner import check_paths
     return check_paths(opts.paths, script_args, flags=opts.flags.split(), n_workers=opts.n_workers, on_leak=opts.on_leak,
-                       verbose=opts.verbose, cell_timeout=opts.cell_timeout, json_path=opts.json_path)
+                       verbose=opts.verbose, cell_timeout=opts.cell_timeout, json_path=opts.json_path,
+                       sanity=opts.sanity, sanity_budget=opts.sanity_budget)

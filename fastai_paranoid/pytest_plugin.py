@@ -17,6 +17,10 @@ def pytest_addoption(parser):
                     help="run every test under fastai_paranoid's paranoid(); a test during which a guard finds something fails with the finding")
     group.addoption('--paranoid=warn', action='store_const', const='warn', dest='paranoid',
                     help="run every test under paranoid(); list the findings at the end of the session (no test fails for them)")
+    group.addoption('--paranoid-no-sanity', action='store_false', dest='paranoid_sanity', default=True,
+                    help="with --paranoid: don't run learn.sanity_check() before each Learner's first fit")
+    group.addoption('--paranoid-sanity-budget', type=float, dest='paranoid_sanity_budget', default=None,
+                    help="with --paranoid: seconds of sanity checks per Learner (default: 20 on CPU)")
 
 def pytest_configure(config):
     mode = config.getoption('paranoid', None)
@@ -45,7 +49,10 @@ class ParanoidSession:
         self._open = {} # nodeid -> `_Test` while it runs
         self._in_tests = set() # indices in `self.refused` of the refusals made during a test
         self._session = contextlib.ExitStack()
-        self._session.enter_context(paranoid(on_leak='warn'))
+        from fastai_paranoid.paranoid import PARANOID_GUARDS
+        from fastai_paranoid.checkrun import check_guards # the guards fastai-paranoid check adds: sanity checks before a first fit, NaN stop
+        guards = PARANOID_GUARDS + check_guards(config.getoption('paranoid_sanity', True), config.getoption('paranoid_sanity_budget', None))
+        self._session.enter_context(paranoid(on_leak='warn', guards=guards))
         self.refused = self._session.enter_context(lock_paranoid(self.by)) # every refusal of the session, in order
 
     def pytest_unconfigure(self, config):

@@ -197,12 +197,17 @@ def check_file(path, # a script or notebook
                skip_flags:list|None=None, # notebook cells with these flags are left out (default: the project's `tst_flags`)
                force_flags:list=(), # ... unless they also carry one of these (`--flags`)
                on_leak:str='warn', # passed to `paranoid()`
-               guards:list|None=None, # passed to `paranoid()` (default: its `PARANOID_GUARDS`)
+               guards:list|None=None, # passed to `paranoid()` (default: `PARANOID_GUARDS + check_guards(sanity, sanity_budget)`)
                verbose:bool=False, # let the file's output through as it runs
                cell_timeout:int|None=None, # seconds a notebook cell may run (default: the project's `cell_timeout`)
+               sanity:bool=True, # run `learn.sanity_check()` before each Learner's first fit (with the default guards)
+               sanity_budget:float|None=None, # seconds of sanity checks per Learner (None: `checkrun`'s default)
               )->FileResult:
     "Run one file in this process under `paranoid()` and return what it gave"
     from fastai_paranoid.cli import collect_findings
+    from fastai_paranoid.checkrun import check_guards
+    from fastai_paranoid.paranoid import PARANOID_GUARDS
+    if guards is None: guards = PARANOID_GUARDS + check_guards(sanity, sanity_budget) # built here, in the worker: fresh classes per file
     path = Path(path)
     name = ' '.join([str(path), *args])
     res = FileResult(str(path))
@@ -333,10 +338,12 @@ def check_paths(paths:list, # scripts, notebooks and folders of them
                 flags:list=(), # nbdev test flags whose cells run anyway, as `nbdev-test --flags`
                 n_workers:int|None=None, # files checked at once (default: min(CPUs, 8), as nbdev-test)
                 on_leak:str='warn', # passed to `paranoid()`
-                guards:list|None=None, # passed to `paranoid()` (default: its `PARANOID_GUARDS`)
+                guards:list|None=None, # passed to `paranoid()` (default: `PARANOID_GUARDS + check_guards(sanity, sanity_budget)`)
                 verbose:bool=False, # let the files' output through as they run
                 cell_timeout:int|None=None, # seconds a notebook cell may run (default: the project's `cell_timeout`)
                 json_path:str|None=None, # also write the results here, as JSON
+                sanity:bool=True, # run `learn.sanity_check()` before each Learner's first fit
+                sanity_budget:float|None=None, # seconds of sanity checks per Learner (None: the default)
                )->int:
     "Check every script and notebook under `paths`, each in its own process; print the results; return the exit status"
     if isinstance(paths, (str, Path)): paths = [paths]
@@ -371,7 +378,8 @@ def check_paths(paths:list, # scripts, notebooks and folders of them
         done.append(r)
         if len(todo) > 1: _say(f"[{len(done)}/{len(todo)}] {r.path}: {r.status} ({r.seconds:.1f} s)")
     start = time.perf_counter()
-    kwargs = dict(force_flags=list(flags), on_leak=on_leak, guards=guards, verbose=verbose, cell_timeout=cell_timeout)
+    kwargs = dict(force_flags=list(flags), on_leak=on_leak, guards=guards, verbose=verbose, cell_timeout=cell_timeout,
+                  sanity=sanity, sanity_budget=sanity_budget)
     try: checked = check_files(todo, n_workers, on_result=_progress, args=tuple(args), **kwargs)
     except KeyboardInterrupt: # the workers still running were stopped by `check_files`
         _say(f"interrupted after {len(done)} of {len(todo)} file(s); the files still running were stopped")

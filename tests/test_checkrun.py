@@ -4,7 +4,8 @@ import re
 from pathlib import Path
 import pytest
 import torch
-from fastai_paranoid.cli import collect_findings, run_script
+from fastai_paranoid.cli import collect_findings
+from fastai_paranoid.runner import run_script
 from fastai_paranoid.paranoid import paranoid, PARANOID_GUARDS
 from fastai_paranoid.guards import NonFiniteWarning
 from fastai_paranoid.checkrun import check_guards, SanityFinding
@@ -88,3 +89,16 @@ def test_seeded_runs_on_shared_dataloaders(rebuild):
     else:
         assert [f.severity for f in notes] == ['info']
         assert '#2832' in notes[0].evidence and 'dls.train.rng' in notes[0].evidence
+
+def test_the_command_runs_the_sanity_checks_and_its_options_turn_them_off(capsys):
+    "`fastai-paranoid check SCRIPT` (worker process, default guards) reports the softmax; `--no-sanity` leaves only the other guards"
+    from fastai_paranoid.cli import main
+    script = str(SCRIPTS / 'softmax_before_ce.py')
+    assert main(['check', '--n-workers', '1', script]) == 1
+    out = capsys.readouterr().out
+    assert re.search(sanity('loss/activation|check_loss_activation') + r".*\(Softmax\)", out), out
+    assert main(['check', '--no-sanity', '--n-workers', '1', script]) == 0 # the check's options come before the script
+    out = capsys.readouterr().out
+    assert 'sanity check' not in out and 'no findings' in out, out
+    assert main(['check', '--sanity-budget', '0', script]) == 2
+    assert "'0' is not a positive number of seconds" in capsys.readouterr().err
