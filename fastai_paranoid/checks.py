@@ -4,14 +4,13 @@
 
 # %% ../nbs/30_checks.ipynb #10099ad2
 from __future__ import annotations
-import contextlib, copy, math, tempfile, time, traceback, warnings
+import contextlib, copy, math, sys, tempfile, time, traceback, warnings
 import numpy as np
 import torch
 from torch import nn
 import torch.nn.functional as F
 from fastai.learner import Learner, defaults
 from fastai.callback.core import Callback, CancelFitException, CancelValidException
-from fastai.callback.progress import ProgressCallback
 from fastai.losses import BaseLoss, LabelSmoothingCrossEntropy, FocalLoss
 from fastai.optimizer import OptimWrapper
 from fastcore.basics import patch, store_attr
@@ -410,7 +409,9 @@ class _StopAfter(Callback):
 
 def _user_cbs(learn):
     "The callbacks the user added: not the defaults every Learner gets, not the progress bar"
-    return [cb for cb in learn.cbs if type(cb) not in defaults.callbacks and not isinstance(cb, ProgressCallback)]
+    progress = sys.modules.get('fastai.callback.progress') # not imported by this module: its import registers ProgressCallback
+    progress_cb = progress.ProgressCallback if progress is not None else ()
+    return [cb for cb in learn.cbs if type(cb) not in defaults.callbacks and not isinstance(cb, progress_cb)]
 
 def learner_copy(learn:Learner, # the Learner to copy
                  path, # where the copy saves files (a temporary folder: the copy must not overwrite the user's)

@@ -11,8 +11,10 @@ import torch.distributed as dist
 from torch import nn
 from fastai.callback.core import Callback
 from fastai.torch_core import rank_distrib, num_distrib
-from fastai.distributed import DistributedTrainer, DistributedDL
+# fastai.distributed is not imported here: its import adds ProgressCallback to fastai's `defaults.callbacks`
+def _distributed_dl_type(): return getattr(sys.modules.get('fastai.distributed'), 'DistributedDL', ())
 from fastcore.basics import store_attr
+import fastai_paranoid.deploy # learn.export() leaves this library's callbacks out of the pickle
 from .core import ParanoidWarning, ParanoidError, CheckResult, fingerprint, module_paths
 from .fresh import seed_everything
 
@@ -31,6 +33,7 @@ def _broadcast_on_backend_device(self, t, rank):
 
 def fix_distributed_dl_for_cpu():
     "Let fastai's `DistributedDL` broadcast its order with gloo on CPU (fastai always moves it to CUDA); idempotent"
+    from fastai.distributed import DistributedDL
     DistributedDL._broadcast = _broadcast_on_backend_device
     return DistributedDL
 
@@ -91,7 +94,7 @@ def _data_rows(learn):
     names = {0: 'dls.train', 1: 'dls.valid'}
     pairs = []
     for i, dl in enumerate(learn.dls.loaders):
-        dl = dl.dl if isinstance(dl, DistributedDL) else dl
+        dl = dl.dl if isinstance(dl, _distributed_dl_type()) else dl
         name = names.get(i, f"dls[{i}]")
         pairs.append((f"{name} (batches, bs)", _value_row(f"{name} batches", (len(dl), dl.bs))))
         pairs += _dataset_rows(f"{name}.dataset", dl.dataset)
@@ -213,7 +216,7 @@ def _random_consumers(learn):
     paths = module_paths(model)
     consumers = [paths[m] for m in model.modules() if isinstance(m, _DROPOUT) and m.p > 0]
     for i, dl in enumerate(learn.dls.loaders):
-        dl = dl.dl if isinstance(dl, DistributedDL) else dl
+        dl = dl.dl if isinstance(dl, _distributed_dl_type()) else dl
         for pipe_name in ('after_item', 'before_batch', 'after_batch'):
             for tfm in getattr(getattr(dl, pipe_name, None), 'fs', []):
                 if type(tfm).__name__ != 'RandTransform' and any(c.__name__ == 'RandTransform' for c in type(tfm).__mro__):
@@ -259,7 +262,7 @@ def seed_rank_streams(seed:int, # the seed every rank built its Learner from
 # %% ../nbs/40_distributed.ipynb #3baaacb3
 class CrossRankConsistency(Callback):
     "Before each fit of a multi-process run, check every rank starts from the same state and data, with its own random streams"
-    order = DistributedTrainer.order - 1 # before the DDP wrap, which would overwrite the other ranks' weights with rank 0's
+    order = 10 # DistributedTrainer.order - 1 (tested): before the DDP wrap, which would overwrite the other ranks' weights with rank 0's
     def __init__(self, on_fail:str='raise', # 'raise' (on every rank) or 'warn' (on rank 0) when the ranks diverge
                  streams:bool=True, # also check that the ranks' random streams differ
                 ):

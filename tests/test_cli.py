@@ -10,6 +10,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 PRELUDE = """
 import torch
+import fastai.callback.progress # learn.no_bar
 from torch import nn
 from fastai.learner import Learner
 from fastai_paranoid.fixtures import xor_dls, build_mlp
