@@ -109,6 +109,7 @@ class _LearnerRecord:
         self.last_fit_lr_find = False # was the last fit (or interrupted fit) an `lr_find`?
         self.from_creation = False # did a detector see this Learner being built (`after_create`)?
         self.started = False # has any fit of this Learner started (an `lr_find` included)?
+        self.referenced = False # did something besides the model hold its parameters when the Learner was built?
         self.dls_id = self.dls_summary = None
         self.after_fit_buffers = None # {buffer name: (id, fingerprint, mean |x|, owner params fingerprints)}
         self.param_versions = None # sum of the parameters' in-place version counters at the end of the last fit
@@ -293,6 +294,14 @@ def _value(m):
     if isinstance(v, (int, float, np.number)) and not isinstance(v, bool): return float(v)
     return None
 
+def _refcounts(model)->list: return [sys.getrefcount(p) for p in model.parameters()]
+_FRESH_REFS = [] # what `_refcounts` gives for a parameter nothing else refers to (measured once, on first use)
+
+def _referenced_elsewhere(model)->bool:
+    "Does something besides the model hold one of its parameters (an optimizer, a list)? Reference counts: microseconds"
+    if not _FRESH_REFS: _FRESH_REFS.append(_refcounts(nn.Linear(1, 1, bias=False))[0])
+    return any(count > _FRESH_REFS[0] for count in _refcounts(model))
+
 def _param_versions(model)->int:
     "Sum of the parameters' version counters: they move when a tensor is written in place outside autograd's `.data` (`load_state_dict`)"
     try: return sum(p._version for p in model.parameters())
@@ -417,7 +426,8 @@ class StateLeakDetector(Callback):
     def after_create(self):
         if not self._first_detector(): return
         rec = _record_of(self.learn)
-        if not rec.started: rec.from_creation = True # any state the model arrives with was made before this Learner existed
+        if not rec.started: # any state the model arrives with was made before this Learner existed
+            rec.from_creation, rec.referenced = True, _referenced_elsewhere(_unwrapped(self.learn.model))
         self._run_checks(rec, [StateLeakDetector._note_dls])
 
     def before_fit(self):
@@ -589,8 +599,8 @@ def _optimizers_holding(params)->list:
     ids = {id(p) for p in params}
     kinds = (torch.optim.Optimizer, *[c for c in [_fastai_class('fastai.optimizer', 'Optimizer')] if c != ()])
     res = []
-    for obj in gc.get_objects():
-        if not isinstance(obj, kinds): continue
+    for obj in gc.get_objects(): # a walk over every object: done only when reference counts say something else holds the model
+        if not issubclass(type(obj), kinds): continue # `type`, not `isinstance`: no `__class__` lookup on arbitrary objects
         state = getattr(obj, 'state', None)
         if not isinstance(state, dict): continue
         n = sum(1 for p, s in list(state.items()) if id(p) in ids and s)
@@ -607,7 +617,8 @@ def _check_untracked_training(det, rec):
     if not params: return
     with_grad = [(n, p) for n, p in params if p.grad is not None]
     own = {id(det.learn.opt), id(getattr(det.learn.opt, 'opt', None))}
-    holders = [(o, n) for o, n in _optimizers_holding([p for _, p in params]) if id(o) not in own]
+    # the walk over all objects only if something held the parameters when the Learner was built (its own optimizer did not exist)
+    holders = [(o, n) for o, n in _optimizers_holding([p for _, p in params]) if id(o) not in own] if rec.referenced else []
     if not with_grad and not holders: return
     evidence = []
     if with_grad:
