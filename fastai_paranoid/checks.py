@@ -448,7 +448,8 @@ def check_frozen(learn:Learner, # the Learner, left as it is
         params_before = {n: params[n].detach().clone() for n in param_names}
         stats_before = stats()
         n_epochs = -(-n_batches // max(1, len(learn.dls.train)))
-        with clone.no_bar(), clone.no_logging(): clone.fit(n_epochs, cbs=_StopAfter(n_batches))
+        no_bar = clone.no_bar() if hasattr(clone, 'no_bar') else contextlib.nullcontext() # no bar to hide unless fastai.callback.progress is imported
+        with no_bar, clone.no_logging(): clone.fit(n_epochs, cbs=_StopAfter(n_batches))
         stats_after = stats()
     param_moves = {n: float((params[n].detach() - params_before[n]).abs().max()) for n in param_names}
     stat_moves = {n: [float((a - b).abs().max()) for a, b in zip(stats_after[n], stats_before[n])] for n in norm_names}

@@ -97,3 +97,27 @@ def test_lazily_read_fastai_classes_are_the_real_ones():
     assert _fastai_class('fastai.callback.progress', 'CSVLogger') is fastai.callback.progress.CSVLogger
     assert _fastai_class('not.imported', 'X') == ()
     assert CrossRankConsistency.order == fastai.distributed.DistributedTrainer.order - 1
+
+def test_the_library_works_without_fastais_optional_modules(tmp_path):
+    "With only fastai.learner imported: paranoid(), a check that fits a copy, a fit; and none of the modules that register ProgressCallback"
+    code = textwrap.dedent(f'''
+        import sys, warnings
+        from torch import nn
+        from fastai.learner import Learner
+        from fastai.torch_core import params
+        from fastai_paranoid.all import *
+        with paranoid(on_leak='raise'):
+            learn = Learner(xor_dls(), build_mlp(), loss_func=nn.CrossEntropyLoss(), path={str(tmp_path)!r},
+                            splitter=lambda m: [params(m[:2]), params(m[2:])])
+            learn.freeze()
+            with warnings.catch_warnings():
+                warnings.simplefilter('ignore')
+                result = check_frozen(learn)
+            learn.fit(1)
+        loaded = [m for m in ('fastai.callback.progress', 'fastai.callback.schedule', 'fastai.distributed') if m in sys.modules]
+        print(result.verdict, loaded)
+    ''')
+    out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, timeout=300,
+                         env={**os.environ, 'OMP_NUM_THREADS': '1', 'PYTHONWARNINGS': 'ignore'})
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout.strip().splitlines()[-1] == 'passed []'
