@@ -66,7 +66,7 @@ def _guard_free(pickle_module):
             parent = getattr(super(), 'reducer_override', None)
             return parent(obj) if parent is not None else NotImplemented
     module = types.ModuleType(pickle_module.__name__, getattr(pickle_module, '__doc__', None))
-    module.__dict__.update({k: v for k, v in vars(pickle_module).items() if not k.startswith('__')})
+    module.__dict__.update({k: v for k, v in vars(pickle_module).items() if k != '__name__'}) # `__version__` too: torch checks dill's
     module.Pickler = Pickler
     return module
 
