@@ -35,7 +35,9 @@ def quiet(learn, f):
     return learn
 
 def images_learner(tmp_path, **kwargs):
-    return Learner(image_dls(), transfer_model(digits_trunk(), 4), loss_func=nn.CrossEntropyLoss(), path=tmp_path, **kwargs)
+    from fastai.vision.learner import default_split # fastai's (trunk, head) splitter: loads where fastai does
+    return Learner(image_dls(), transfer_model(digits_trunk(), 4), loss_func=nn.CrossEntropyLoss(), path=tmp_path,
+                   splitter=default_split, **kwargs)
 
 def export(learn):
     "Export; return (the callbacks at export time, the attributes of the Learner that export left changed)"
@@ -56,7 +58,7 @@ def by_paranoid(tmp_path):
 
 def by_hand(tmp_path):
     learn = images_learner(tmp_path, cbs=[StateLeakDetector(on_leak='log'), FreezeBNStats(), NaNGuard(), RNGAudit(),
-                                          PreserveLRFindRNG(), PreserveLRFindGrads(), CrossRankConsistency()])
+                                          PreserveLRFindRNG(), PreserveLRFindGrads(), CrossRankConsistency()], train_bn=False)
     learn.freeze()
     quiet(learn, lambda: learn.fit(1, 1e-3))
     return learn, export(learn)
@@ -153,7 +155,7 @@ def test_guards_still_work_after_export(tmp_path):
     quiet(second, lambda: second.fit(1, 1e-3))
     assert [f.kind for f in second.state_leak_detector.findings] == ['reused_model']
     quiet(learn, lambda: learn.fit(1, 1e-3)) # the exported Learner trains on, guarded
-    assert learn.freeze_bn_stats._held == [] and learn.nan_guard in learn.cbs
+    assert learn.freeze_bn_stats._held == [] and learn.nan_guard in learn.cbs # held during fits only
 
 def test_deepcopy_and_pickle_keep_the_guards(tmp_path):
     "Only `export` leaves the guards out: the library's checks copy Learners and callbacks and need them whole"
