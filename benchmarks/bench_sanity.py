@@ -5,6 +5,7 @@ Run by hand from the repository root: `OMP_NUM_THREADS=1 python benchmarks/bench
 import importlib, time, warnings
 from functools import partial
 import torch
+import fastai.callback.progress # learn.no_bar
 from fastai.losses import CrossEntropyLossFlat
 from fastai.torch_core import params
 from fastai_paranoid.core import registered_checks

@@ -1,6 +1,7 @@
 "Everything public in fastai_paranoid: `from fastai_paranoid.all import *` (written by hand, not exported)"
 from .core import *
 from .fixtures import *
+from .deploy import *
 from .fresh import *
 from .runs import *
 from .folds import *

@@ -10,6 +10,7 @@ from torch import nn
 from torch.nn.parameter import UninitializedBuffer
 from fastai.callback.core import Callback
 from fastcore.basics import store_attr, listify
+import fastai_paranoid.deploy # learn.export() leaves this library's callbacks out of the pickle
 from .core import (ParanoidWarning, ResultTable, frozen_modules, stat_norm_layers,
                                   module_paths, tracks_running_stats)
 

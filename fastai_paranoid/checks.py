@@ -4,14 +4,13 @@
 
 # %% ../nbs/30_checks.ipynb #10099ad2
 from __future__ import annotations
-import contextlib, copy, math, tempfile, time, traceback, warnings
+import contextlib, copy, math, sys, tempfile, time, traceback, warnings
 import numpy as np
 import torch
 from torch import nn
 import torch.nn.functional as F
 from fastai.learner import Learner, defaults
 from fastai.callback.core import Callback, CancelFitException, CancelValidException
-from fastai.callback.progress import ProgressCallback
 from fastai.losses import BaseLoss, LabelSmoothingCrossEntropy, FocalLoss
 from fastai.optimizer import OptimWrapper
 from fastcore.basics import patch, store_attr
@@ -433,7 +432,9 @@ class _StopAfter(Callback):
 
 def _user_cbs(learn):
     "The callbacks the user added: not the defaults every Learner gets, not the progress bar"
-    return [cb for cb in learn.cbs if type(cb) not in defaults.callbacks and not isinstance(cb, ProgressCallback)]
+    progress = sys.modules.get('fastai.callback.progress') # not imported by this module: its import registers ProgressCallback
+    progress_cb = progress.ProgressCallback if progress is not None else ()
+    return [cb for cb in learn.cbs if type(cb) not in defaults.callbacks and not isinstance(cb, progress_cb)]
 
 def learner_copy(learn:Learner, # the Learner to copy
                  path, # where the copy saves files (a temporary folder: the copy must not overwrite the user's)
@@ -470,7 +471,8 @@ def check_frozen(learn:Learner, # the Learner, left as it is
         params_before = {n: params[n].detach().clone() for n in param_names}
         stats_before = stats()
         n_epochs = -(-n_batches // max(1, len(learn.dls.train)))
-        with clone.no_bar(), clone.no_logging(): clone.fit(n_epochs, cbs=_StopAfter(n_batches))
+        no_bar = clone.no_bar() if hasattr(clone, 'no_bar') else contextlib.nullcontext() # no bar to hide unless fastai.callback.progress is imported
+        with no_bar, clone.no_logging(): clone.fit(n_epochs, cbs=_StopAfter(n_batches))
         stats_after = stats()
     param_moves = {n: float((params[n].detach() - params_before[n]).abs().max()) for n in param_names}
     stat_moves = {n: [float((a - b).abs().max()) for a, b in zip(stats_after[n], stats_before[n])] for n in norm_names}

@@ -14,8 +14,11 @@ from torch import nn
 from torch.nn.modules.batchnorm import _BatchNorm
 from fastai.callback.core import Callback
 from fastai.torch_core import rank_distrib, num_distrib
-from fastai.distributed import DistributedTrainer, DistributedDL
+# fastai.distributed is not imported here: its import adds ProgressCallback to fastai's `defaults.callbacks`
+def _distributed_dl_type(): return getattr(sys.modules.get('fastai.distributed'), 'DistributedDL', ())
+def _distributed_trainer_type(): return getattr(sys.modules.get('fastai.distributed'), 'DistributedTrainer', ())
 from fastcore.basics import store_attr
+import fastai_paranoid.deploy # learn.export() leaves this library's callbacks out of the pickle
 from .core import ParanoidWarning, ParanoidError, CheckResult, ON_LEAK, emit, fingerprint, module_paths, preserve_rng
 from .fresh import seed_everything
 
@@ -35,6 +38,7 @@ def _broadcast_on_backend_device(self, t, rank):
 
 def fix_distributed_dl_for_cpu():
     "Let every `DistributedDL` of this process broadcast its order with gloo on CPU (fastai always moves it to CUDA); idempotent"
+    from fastai.distributed import DistributedDL
     DistributedDL._broadcast = _broadcast_on_backend_device
     return DistributedDL
 
@@ -51,9 +55,9 @@ def _on_cpu(trainer)->bool:
 
 class DistributedCPU(Callback):
     "Make `learn.distrib_ctx(cpu=True)` train on CPU with gloo as it would on GPU: for that context only, fastai's `DistributedDL` broadcasts on the CPU; `sync_bn=True` over BatchNorm layers is refused in one line"
-    order = DistributedTrainer.order - 1 # before the wrap: DDP's constructor is what refuses SyncBatchNorm on CPU
+    order = 10 # DistributedTrainer.order - 1 (tested in test_imports): before the wrap: DDP's constructor is what refuses SyncBatchNorm on CPU
     def _trainer(self):
-        trainer = next((cb for cb in self.learn.cbs if isinstance(cb, DistributedTrainer)), None)
+        trainer = next((cb for cb in self.learn.cbs if isinstance(cb, _distributed_trainer_type())), None)
         return trainer if trainer is not None and _on_cpu(trainer) else None
     def _patch(self):
         "Give this context's `DistributedTrainer` a `_wrap_dl` whose `DistributedDL`s broadcast on the CPU (instances only: the class stays fastai's)"
@@ -62,7 +66,7 @@ class DistributedCPU(Callback):
         wrap = type(trainer)._wrap_dl
         def _wrap_dl_on_cpu(dl):
             wrapped = wrap(trainer, dl)
-            if isinstance(wrapped, DistributedDL) and '_broadcast' not in wrapped.__dict__:
+            if isinstance(wrapped, _distributed_dl_type()) and '_broadcast' not in wrapped.__dict__:
                 wrapped.__dict__['_broadcast'] = MethodType(_broadcast_on_backend_device, wrapped)
             return wrapped
         trainer.__dict__['_wrap_dl'] = _wrap_dl_on_cpu
@@ -79,7 +83,7 @@ class DistributedCPU(Callback):
     def before_train(self): self._patch()
     def before_validate(self): self._patch() # `get_preds`/`validate` inside the context wrap their DataLoader here
     def after_fit(self):
-        trainer = next((cb for cb in self.learn.cbs if isinstance(cb, DistributedTrainer)), None)
+        trainer = next((cb for cb in self.learn.cbs if isinstance(cb, _distributed_trainer_type())), None)
         if trainer is not None: trainer.__dict__.pop('_wrap_dl', None)
 
 # %% ../nbs/40_distributed.ipynb #25630b7e
@@ -126,7 +130,7 @@ def _ddp_plan(learn)->dict:
     if isinstance(model, nn.parallel.DistributedDataParallel):
         forward = bool(getattr(model, 'forward_sync_buffers', getattr(model, 'broadcast_buffers', True)))
         return dict(wrap='done', params_copied=False, buffers_copied=False, buffers_synced=forward, ignored=ignored, kwargs={})
-    trainer = next((cb for cb in learn.cbs if isinstance(cb, DistributedTrainer)), None)
+    trainer = next((cb for cb in learn.cbs if isinstance(cb, _distributed_trainer_type())), None)
     if trainer is None:
         return dict(wrap='none', params_copied=False, buffers_copied=False, buffers_synced=False, ignored=ignored, kwargs={})
     handler = getattr(getattr(trainer, 'accelerator', None), 'ddp_handler', None)
@@ -174,7 +178,7 @@ def served_items(dl, # a fastai `DataLoader` (or a PyTorch one)
                  n_items:int=32, # how many items, from the start of the dataset
                 )->tuple:
     "(leaves of the batch, count): the first `n_items` of `dl`'s dataset in dataset order, through its item and batch transforms, with the same random draws on every rank; every RNG left as it was"
-    dl = dl.dl if isinstance(dl, DistributedDL) else dl
+    dl = dl.dl if isinstance(dl, _distributed_dl_type()) else dl
     ds = dl.dataset
     k = min(n_items, len(ds))
     if k == 0: return [], 0
@@ -192,7 +196,7 @@ def _data_entries(learn, n_items:int)->tuple:
     "Entries for each DataLoader: its dataset's length, batch size and the first `n_items` it serves; and {loader: [items compared, items]}"
     entries, compared = [], {}
     for i, dl in enumerate(learn.dls.loaders):
-        dl = dl.dl if isinstance(dl, DistributedDL) else dl
+        dl = dl.dl if isinstance(dl, _distributed_dl_type()) else dl
         name = _loader_name(i)
         n = len(dl.dataset)
         entries += [RankEntry(f"len({name}.dataset)", 'data', n), RankEntry(f"{name}.bs", 'data', getattr(dl, 'bs', None) or 0)]
@@ -430,7 +434,7 @@ def _random_consumers(learn):
     paths = module_paths(model)
     consumers = [paths[m] for m in model.modules() if isinstance(m, _DROPOUT) and m.p > 0]
     for i, dl in enumerate(learn.dls.loaders):
-        dl = dl.dl if isinstance(dl, DistributedDL) else dl
+        dl = dl.dl if isinstance(dl, _distributed_dl_type()) else dl
         for pipe_name in ('after_item', 'before_batch', 'after_batch'):
             for tfm in getattr(getattr(dl, pipe_name, None), 'fs', []):
                 if type(tfm).__name__ != 'RandTransform' and any(c.__name__ == 'RandTransform' for c in type(tfm).__mro__):
@@ -491,7 +495,7 @@ def seed_rank_streams(seed:int, # the seed every rank built its Learner from
 # %% ../nbs/40_distributed.ipynb #3baaacb3
 class CrossRankConsistency(Callback):
     "Before each fit of a multi-process run, check every rank starts from the same state and data, with its own random streams"
-    order = DistributedTrainer.order - 1 # before the DDP wrap, which would overwrite the other ranks' weights with rank 0's
+    order = 10 # DistributedTrainer.order - 1 (tested in test_imports): before the DDP wrap, which would overwrite the other ranks' weights with rank 0's
     def __init__(self, on_leak:str='raise', # a divergence: 'raise' (on every rank together), 'warn' or 'log' (on rank 0); shared streams warn or log
                  streams:bool=True, # also check that the ranks' random streams differ
                  data_items:int=32, # items compared per DataLoader, after its transforms

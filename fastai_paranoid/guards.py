@@ -13,6 +13,8 @@ from torch.nn.modules.dropout import _DropoutNd
 from fastai.callback.core import Callback, CancelFitException
 from fastcore.basics import store_attr
 from .core import ParanoidError, ParanoidWarning, ResultTable, module_paths, emit
+import fastai_paranoid.deploy # learn.export() leaves this library's callbacks out of the pickle
+
 
 # %% auto #0
 __all__ = ['NonFiniteError', 'NonFiniteWarning', 'NaNGuard', 'RNGDrawWarning', 'RNGAudit']

@@ -14,11 +14,15 @@ from fastcore.basics import store_attr
 from fastai.learner import Learner
 from fastai.callback.core import Callback
 from fastai.callback.hook import HookCallback
-from fastai.callback.schedule import LRFinder
-from fastai.callback.tracker import SaveModelCallback
-from fastai.callback.progress import CSVLogger
 from fastai.torch_core import rank_distrib, num_distrib
-from .core import ParanoidWarning, ParanoidError, fingerprint, module_paths, ResultTable
+import fastai_paranoid.deploy # learn.export() leaves this library's callbacks out of the pickle
+# Not imported here: fastai.callback.schedule, .tracker, .progress and fastai.distributed, whose import adds ProgressCallback
+# to fastai's `defaults.callbacks`. Their classes are read from `sys.modules`: while a module is not imported, none of its
+# callbacks can exist.
+def _fastai_class(module:str, name:str):
+    "`module.name` if the user imported `module`, else `()` (which `isinstance` never matches)"
+    return getattr(sys.modules.get(module), name, ())
+from .core import ParanoidWarning, ParanoidError, fingerprint, module_paths, ResultTable, emit
 
 # %% auto #0
 __all__ = ['SEVERITIES', 'ON_LEAK', 'StateLeakWarning', 'StateLeakError', 'Finding', 'all_findings', 'clear_findings',
@@ -102,12 +106,16 @@ class _LearnerRecord:
         self.label = f"Learner #{serial}"
         self.n_fits = self.n_epochs = 0
         self.in_fit = self.lr_find = False
+        self.last_fit_lr_find = False # was the last fit (or interrupted fit) an `lr_find`?
+        self.from_creation = False # did a detector see this Learner being built (`after_create`)?
+        self.started = False # has any fit of this Learner started (an `lr_find` included)?
+        self.referenced = False # did something besides the model hold its parameters when the Learner was built?
         self.dls_id = self.dls_summary = None
         self.after_fit_buffers = None # {buffer name: (id, fingerprint, mean |x|, owner params fingerprints)}
         self.param_versions = None # sum of the parameters' in-place version counters at the end of the last fit
         self.param_fps = None # the parameters' fingerprints at the end of the last fit, kept only in a distributed launch
         self.opt_state = None # (id(optimizer), {id(state tensor): version}) at the end of the last fit
-        self.frozen = {} # {param name: (id, fingerprint, norm)} of frozen params an optimizer could step
+        self.frozen = {} # {param name: (id, fingerprint, norm, gradient not all zero)} of frozen params an optimizer could step
         self.metric_baselines = {} # {metric index: (id(metric), state after its first reset)}
         self.epoch_values = [] # (valid_loss, [metric values]) per epoch of the current fit
         self.n_validations = 0
@@ -119,6 +127,7 @@ _trained_params = _WeakIdMap() # parameter -> serial
 _optimizers = _WeakIdMap() # optimizer -> serial
 _callbacks = _WeakIdMap() # callback -> (serial of its first Learner, its state when that Learner's first fit started)
 _dls_users = _WeakIdMap() # DataLoaders -> set of serials
+_dls_first = _WeakIdMap() # DataLoaders -> (serial of the first Learner built on it, its summary then)
 _records = {} # serial -> _LearnerRecord (small; kept for messages about Learners already collected)
 _written_files = {} # absolute path -> serial of the last Learner whose callbacks wrote it
 
@@ -285,6 +294,14 @@ def _value(m):
     if isinstance(v, (int, float, np.number)) and not isinstance(v, bool): return float(v)
     return None
 
+def _refcounts(model)->list: return [sys.getrefcount(p) for p in model.parameters()]
+_FRESH_REFS = [] # what `_refcounts` gives for a parameter nothing else refers to (measured once, on first use)
+
+def _referenced_elsewhere(model)->bool:
+    "Does something besides the model hold one of its parameters (an optimizer, a list)? Reference counts: microseconds"
+    if not _FRESH_REFS: _FRESH_REFS.append(_refcounts(nn.Linear(1, 1, bias=False))[0])
+    return any(count > _FRESH_REFS[0] for count in _refcounts(model))
+
 def _param_versions(model)->int:
     "Sum of the parameters' version counters: they move when a tensor is written in place outside autograd's `.data` (`load_state_dict`)"
     try: return sum(p._version for p in model.parameters())
@@ -305,10 +322,10 @@ def _module_path(name:str, m:nn.Module)->str: return (f"model.{name}" if name el
 
 def _written_file(cb, learn):
     "The file `cb` writes during a fit (absolute path), for the callbacks that overwrite one"
-    if isinstance(cb, SaveModelCallback):
+    if isinstance(cb, _fastai_class('fastai.callback.tracker', 'SaveModelCallback')):
         fname = f"{cb.fname}_{{epoch}}" if cb.every_epoch else cb.fname
         return os.path.abspath(Path(learn.path)/learn.model_dir/f"{fname}.pth")
-    if isinstance(cb, CSVLogger) and not cb.append: return os.path.abspath(Path(learn.path)/cb.fname)
+    if isinstance(cb, _fastai_class('fastai.callback.progress', 'CSVLogger')) and not cb.append: return os.path.abspath(Path(learn.path)/cb.fname)
     return None
 
 def _readable_path(p:str)->str:
@@ -390,19 +407,16 @@ class StateLeakDetector(Callback):
         if self.on_leak == 'raise': # on every rank, so that no rank waits in a collective for one that stopped
             self._remove_probe()
             msg = str(loud[0]) if len(loud) == 1 else f"{len(loud)} state leaks:\n" + '\n'.join(map(str, loud))
-            raise StateLeakError(msg, loud)
-        if not rank0: return
-        for f in loud:
-            if self.on_leak == 'warn': warnings.warn(str(f), StateLeakWarning, stacklevel=2)
-            else: _logger.warning(str(f))
+            emit(msg, StateLeakWarning, 'raise', error=StateLeakError(msg, loud))
+        for f in loud: emit(str(f), StateLeakWarning, self.on_leak, stacklevel=2) # `emit` warns or logs on rank 0 only
 
     def _run_checks(self, rec, checks):
         "Run each check; a bug in one of ours is reported as such and never stops the user's training"
         for check in checks:
             try: check(self, rec)
             except Exception as e:
-                warnings.warn(f"StateLeakDetector: internal error in `{check.__name__}` ({type(e).__name__}: {e}); "
-                              f"the other checks ran. Please report this with the traceback of `{check.__name__}`.", ParanoidWarning)
+                emit(f"StateLeakDetector: internal error in `{check.__name__}` ({type(e).__name__}: {e}); "
+                     f"the other checks ran. Please report this with the traceback of `{check.__name__}`.", ParanoidWarning)
 
     def _first_detector(self)->bool:
         "Only the first `StateLeakDetector` of a Learner works (one from `cbs`, one from `defaults.callbacks`, ...)"
@@ -411,7 +425,10 @@ class StateLeakDetector(Callback):
     # --- events
     def after_create(self):
         if not self._first_detector(): return
-        self._run_checks(_record_of(self.learn), [StateLeakDetector._note_dls])
+        rec = _record_of(self.learn)
+        if not rec.started: # any state the model arrives with was made before this Learner existed
+            rec.from_creation, rec.referenced = True, _referenced_elsewhere(_unwrapped(self.learn.model))
+        self._run_checks(rec, [StateLeakDetector._note_dls])
 
     def before_fit(self):
         learn, real = _running_learner()
@@ -423,8 +440,9 @@ class StateLeakDetector(Callback):
         rec = _record_of(self.learn)
         if rec.in_fit: rec.after_fit_buffers = None # the last fit was interrupted: its end state was never recorded
         rec.in_fit, rec.epoch_values = True, []
-        rec.lr_find = any(isinstance(cb, LRFinder) for cb in self.learn.cbs)
+        rec.lr_find = any(isinstance(cb, _fastai_class('fastai.callback.schedule', 'LRFinder')) for cb in self.learn.cbs)
         self._run_checks(rec, _CHECKS_AT['before_fit'] + [StateLeakDetector._frozen_snapshot])
+        rec.started = True
         self._emit() # with on_leak='raise', the run stops here and is not remembered as a use of the model
         self._run_checks(rec, [StateLeakDetector._remember])
 
@@ -469,6 +487,7 @@ class StateLeakDetector(Callback):
         rec.in_fit = False
         self._run_checks(rec, _CHECKS_AT['after_fit'])
         if not rec.lr_find: rec.n_fits += 1
+        rec.last_fit_lr_find = rec.lr_find
         self._run_checks(rec, [StateLeakDetector._end_snapshot, StateLeakDetector._note_dls])
         self._emit()
 
@@ -476,6 +495,7 @@ class StateLeakDetector(Callback):
     def _note_dls(self, rec):
         dls = self.learn.dls
         rec.dls_id, rec.dls_summary = id(dls), _dls_summary(dls)
+        if _dls_first.get(dls) is None: _dls_first.set(dls, (rec.serial, rec.dls_summary))
         users = _dls_users.get(dls)
         if users is None: users = _dls_users.set(dls, set())
         users.add(rec.serial)
@@ -490,7 +510,7 @@ class StateLeakDetector(Callback):
 
     def _frozen_snapshot(self, rec):
         "Fingerprints of the frozen parameters an optimizer could still step: those that kept a gradient"
-        rec.frozen = {name: (id(p), fingerprint(p), p.detach().float().norm().item())
+        rec.frozen = {name: (id(p), fingerprint(p), p.detach().double().norm().item(), bool(p.grad.detach().ne(0).any()))
                       for name, p in _unwrapped(self.learn.model).named_parameters() if not p.requires_grad and p.grad is not None}
 
     def _end_snapshot(self, rec):
@@ -572,6 +592,48 @@ def _check_model(det, rec):
               f"the same tensors, not copies, so this run starts from trained weights and changes that Learner's model too",
               "create every layer inside the model function (`fresh_learner(dls_fn, model_fn)`); to start from trained "
               "weights on purpose, copy them: `copy.deepcopy(trunk)` or `m.load_state_dict(copy.deepcopy(sd))`")
+
+# %% ../nbs/20_leaks.ipynb #b44217fd
+def _optimizers_holding(params)->list:
+    "[(optimizer, how many of `params` it holds state for)] for every live torch or fastai optimizer with state for some of `params`"
+    ids = {id(p) for p in params}
+    kinds = (torch.optim.Optimizer, *[c for c in [_fastai_class('fastai.optimizer', 'Optimizer')] if c != ()])
+    res = []
+    for obj in gc.get_objects(): # a walk over every object: done only when reference counts say something else holds the model
+        if not issubclass(type(obj), kinds): continue # `type`, not `isinstance`: no `__class__` lookup on arbitrary objects
+        state = getattr(obj, 'state', None)
+        if not isinstance(state, dict): continue
+        n = sum(1 for p, s in list(state.items()) if id(p) in ids and s)
+        if n: res.append((obj, n))
+    return res
+
+@_check_at('before_fit')
+def _check_untracked_training(det, rec):
+    "A model that arrives with gradients, or with optimizer state somewhere, from training no detector watched"
+    if rec.started or not rec.from_creation: return # only at the first fit of a Learner seen from its creation
+    model = _unwrapped(det.learn.model)
+    if _trained_models.get(model) is not None: return # trained by a watched Learner: `_check_model` says which
+    params = [(n, p) for n, p in model.named_parameters() if _trained_params.get(p) is None]
+    if not params: return
+    with_grad = [(n, p) for n, p in params if p.grad is not None]
+    own = {id(det.learn.opt), id(getattr(det.learn.opt, 'opt', None))}
+    # the walk over all objects only if something held the parameters when the Learner was built (its own optimizer did not exist)
+    holders = [(o, n) for o, n in _optimizers_holding([p for _, p in params]) if id(o) not in own] if rec.referenced else []
+    if not with_grad and not holders: return
+    evidence = []
+    if with_grad:
+        mean_grad = sum(p.grad.detach().double().abs().sum().item() for _, p in with_grad) / sum(p.numel() for _, p in with_grad)
+        evidence.append(f"{len(with_grad)} of its {len(params)} parameter tensors hold a gradient (first: model.{with_grad[0][0]}, "
+                        f"mean |grad| {mean_grad:.3g}) from a backward pass before this Learner's first fit")
+    if holders:
+        opt, n = holders[0]
+        evidence.append(f"a live {type(opt).__name__} holds optimizer state (momentum, averages) for {n} of its parameter tensors"
+                        + _and_more(len(holders) - 1, 'optimizer(s) too'))
+    fix = "build a new model per run: `fresh_learner(dls_fn, model_fn)`; to start from those weights on purpose, copy them into a new model (`copy.deepcopy(model)` drops the gradients)"
+    if with_grad and not holders: fix += " or drop the gradients: `for p in model.parameters(): p.grad = None`"
+    det._add(rec, 'untracked_training', 'warning', _module_path('', model),
+             f"arrives already trained by code no detector watched (before `paranoid()`, by a Learner without the detector, "
+             f"or by a plain PyTorch loop): {'; and '.join(evidence)}", fix)
 
 # %% ../nbs/20_leaks.ipynb #b07ad40a
 @_check_at('before_fit')
@@ -727,23 +789,41 @@ def _check_buffers(det, rec):
               "or `learn.predict`, or call `learn.model.eval()` (and use `torch.no_grad()`) before calling the model yourself")
 
 # %% ../nbs/20_leaks.ipynb #646c5534
+_FROZEN_ERROR = 1e-3 # a frozen tensor whose norm moved by this share of itself changed enough to matter
+
 @_check_at('after_fit')
 def _check_frozen(det, rec):
-    "Parameters with requires_grad=False that changed during the fit"
+    "Parameters with requires_grad=False that changed during the fit: how far, and what moved them"
     frozen, rec.frozen = rec.frozen, {}
     if not frozen: return
     named = dict(_unwrapped(det.learn.model).named_parameters())
-    moved = [(name, named[name], norm) for name, (pid, fp, norm) in frozen.items()
-             if name in named and id(named[name]) == pid and not named[name].requires_grad and fingerprint(named[name]) != fp]
+    moved = [] # (relative change of the norm, name, norm before, norm after)
+    for name, (pid, fp, norm, _) in frozen.items():
+        p = named.get(name)
+        if p is None or id(p) != pid or p.requires_grad or fingerprint(p) == fp: continue
+        new = p.detach().double().norm().item()
+        moved.append((abs(new - norm) / norm if norm else math.inf, name, norm, new))
     if not moved: return
-    name, p, norm = moved[0]
-    new = p.detach().float().norm().item()
-    det._add(rec, 'frozen_params_changed', 'error', f"model.{name}",
-              f"has requires_grad=False but changed during fit {rec.n_fits + 1}: its norm went {norm:.6g} -> {new:.6g} "
-              f"({new - norm:+.2g}){_also(len(moved) - 1, 'the model', len(frozen), 'frozen tensors the optimizer could step')}",
-              "the optimizer still steps frozen parameters that kept a gradient from an earlier fit (weight decay, "
-              "momentum): drop those gradients after freezing (`for p in learn.model.parameters(): p.grad = None`), "
-              "or freeze before the first fit (`learn.fine_tune`)")
+    rel, name, norm, new = max(moved)
+    zero_grads = not any(live for *_, live in frozen.values())
+    since = 'lr_find' if rec.last_fit_lr_find else f"fit {rec.n_fits}" if rec.n_fits else "a backward pass before this Learner's first fit"
+    if zero_grads:
+        cause = (f"its gradient, left all zeros by {since}, gave nothing to step, so weight decay alone moved it "
+                 f"(fastai's optimizer steps every parameter whose `.grad` is not None, frozen or not)")
+    else:
+        cause = (f"it kept a non-zero gradient from {since}, which the optimizer stepped with, momentum and weight decay "
+                 f"included (the norm's change is a lower bound of the move)")
+    if rec.last_fit_lr_find:
+        fix = ("run `lr_find` under `paranoid()`, whose `PreserveLRFindGrads` guard gives every parameter back the gradient it had "
+               "(or add `PreserveLRFindGrads()` to the Learner), or drop the gradients after `lr_find`: "
+               "`for p in learn.model.parameters(): p.grad = None`")
+    else:
+        fix = ("drop the gradients after freezing: `for p in learn.model.parameters(): p.grad = None`, "
+               "or freeze before the first fit (`learn.fine_tune` does)")
+    det._add(rec, 'frozen_params_changed', 'warning' if zero_grads and rel < _FROZEN_ERROR else 'error', f"model.{name}",
+             f"has requires_grad=False but changed during fit {rec.n_fits + 1}: its norm moved by {rel:.2g} of itself "
+             f"({norm:.8g} -> {new:.8g}){_also(len(moved) - 1, 'the model', len(frozen), 'frozen tensors the optimizer could step')}; "
+             f"{cause}", fix)
 
 # %% ../nbs/20_leaks.ipynb #32927526
 @_check_at('before_fit')
@@ -759,6 +839,18 @@ def _check_dataloaders(det, rec):
                   f"is a new DataLoaders object since {since}" + (f" ({'; '.join(changes)})" if changes else ''),
                   "nothing, if deliberate (progressive resizing, new data on purpose)")
         return
+    first = _dls_first.get(dls)
+    if not rec.started and first is not None and first[0] != rec.serial:
+        # this Learner's first fit: was the DataLoaders changed since another Learner was built on it (before this one was, or after)?
+        inherited = _dls_changes(first[1], now)
+        others = _alive((_dls_users.get(dls) or set()) - {rec.serial}) if inherited else []
+        if others:
+            det._add(rec, 'shared_dataloaders', 'warning', 'learn.dls',
+                      f"is shared with {', '.join(_label(s) for s in others)} and was changed after {_label(first[0])} was built on it: "
+                      f"{'; '.join(inherited)}; this Learner's first fit runs with that change",
+                      "give each Learner its own DataLoaders: build them inside `dls_fn` (`fresh_learner(dls_fn, model_fn)`), "
+                      "or give a run its own variant instead of changing the shared one: `DataLoaders(dls.train.new(bs=16), dls.valid.new())`")
+            return
     changes = _dls_changes(rec.dls_summary, now)
     if not changes: return
     others = _alive((_dls_users.get(dls) or set()) - {rec.serial}) # only when something changed: the collection is rare
@@ -766,7 +858,7 @@ def _check_dataloaders(det, rec):
         det._add(rec, 'shared_dataloaders', 'warning', 'learn.dls',
                   f"is shared with {', '.join(_label(s) for s in others)} and changed since {since}: {'; '.join(changes)}",
                   "give each Learner its own DataLoaders: build them inside `dls_fn` (`fresh_learner(dls_fn, model_fn)`), "
-                  "or make a variant with `dls.new(bs=...)` instead of changing the shared one")
+                  "or give a run its own variant instead of changing the shared one: `DataLoaders(dls.train.new(bs=16), dls.valid.new())`")
     else:
         det._add(rec, 'dataloaders_changed', 'info', 'learn.dls', f"changed since {since}: {'; '.join(changes)}",
                   "nothing, if deliberate")
@@ -817,7 +909,7 @@ def _check_files(det, rec):
         owner = _written_files.get(target)
         if owner is not None and owner != rec.serial:
             name = type(cb).__name__
-            what = "best model" if isinstance(cb, SaveModelCallback) else "log"
+            what = "best model" if isinstance(cb, _fastai_class('fastai.callback.tracker', 'SaveModelCallback')) else "log"
             stem = Path(str(cb.fname)).stem
             det._add(rec, 'shared_file', 'warning', f"cbs[{i}] {name}.fname",
                       f"writes {_readable_path(target)}, which {_label(owner)}'s run wrote too: this run overwrites that run's {what}",

@@ -7,31 +7,50 @@ from __future__ import annotations
 import inspect, weakref
 from fastcore.basics import store_attr
 from fastai.callback.core import Callback, defaults
-from fastai.callback.schedule import LRFinder
 from .core import get_rng_states, set_rng_states
-from .leaks import StateLeakDetector
-from .distributed import CrossRankConsistency
+from .leaks import StateLeakDetector, _fastai_class # fastai.callback.schedule is not imported: it registers ProgressCallback
+from .distributed import CrossRankConsistency, DistributedCPU
 
 # %% auto #0
-__all__ = ['PARANOID_GUARDS', 'PreserveLRFindRNG', 'ParanoidInstaller', 'paranoid', 'is_paranoid', 'lock_paranoid']
+__all__ = ['PARANOID_GUARDS', 'PreserveLRFindRNG', 'PreserveLRFindGrads', 'ParanoidInstaller', 'paranoid', 'is_paranoid',
+           'lock_paranoid']
 
 # %% ../nbs/21_paranoid.ipynb #1817f4de
 class PreserveLRFindRNG(Callback):
     "Make `lr_find` (any fit run with fastai's `LRFinder`) leave every RNG, each DataLoader's own included, as it found it"
     order = -100 # first in `before_fit`, before anything of the probe draws
-    def __init__(self, probes:tuple=(LRFinder,)): # callback classes whose fits are probes that must not draw
+    def __init__(self, probes:tuple|None=None): # callback classes whose fits are probes that must not draw (None: fastai's LRFinder)
         store_attr()
         self.states = None
     def before_fit(self):
-        is_probe = any(isinstance(cb, self.probes) for cb in self.learn.cbs)
+        probes = self.probes or _fastai_class('fastai.callback.schedule', 'LRFinder')
+        is_probe = any(isinstance(cb, probes) for cb in self.learn.cbs)
         self.states = get_rng_states(self.learn.dls) if is_probe else None
     def after_fit(self):
         if self.states is None: return
         states, self.states = self.states, None
         set_rng_states(states)
 
+# %% ../nbs/21_paranoid.ipynb #7d09a5d8
+class PreserveLRFindGrads(Callback):
+    "Make `lr_find` (any fit run with fastai's `LRFinder`) leave every parameter's `.grad` as it found it (None stays None)"
+    # fastai's `LRFinder` zeroes the gradients it made and keeps them; its optimizer steps every parameter whose `.grad` is
+    # not None, so after `lr_find(); fine_tune()` weight decay moves the "frozen" trunk of a Learner built unfrozen.
+    order = 65 # `after_fit` after LRFinder's (60), which zeroes every gradient and reloads the weights
+    def __init__(self, probes:tuple|None=None): # callback classes whose fits are probes (None: fastai's LRFinder)
+        store_attr()
+        self.grads = None # [(parameter, its gradient before the probe, or None)] while a probe runs
+    def before_fit(self):
+        probes = self.probes or _fastai_class('fastai.callback.schedule', 'LRFinder')
+        is_probe = any(isinstance(cb, probes) for cb in self.learn.cbs)
+        self.grads = [(p, None if p.grad is None else p.grad.detach().clone()) for p in self.learn.model.parameters()] if is_probe else None
+    def after_fit(self):
+        if self.grads is None: return
+        grads, self.grads = self.grads, None
+        for p, grad in grads: p.grad = grad
+
 # %% ../nbs/21_paranoid.ipynb #28dca7c3
-PARANOID_GUARDS = [StateLeakDetector, PreserveLRFindRNG, CrossRankConsistency]
+PARANOID_GUARDS = [StateLeakDetector, PreserveLRFindRNG, PreserveLRFindGrads, CrossRankConsistency, DistributedCPU]
 
 _settings = {'on': False, 'guards': [], 'on_leak': 'warn'}
 _added = weakref.WeakKeyDictionary() # Learner -> weak references to the guards paranoid() gave it (a strong one would keep the Learner alive)

@@ -9,6 +9,7 @@ from torch import nn
 from fastai.learner import Learner
 from fastai.callback.core import Callback
 from fastcore.basics import store_attr, patch
+import fastai_paranoid.deploy # learn.export() leaves this library's callbacks out of the pickle
 from .bn import FreezeBNStats
 
 # %% auto #0

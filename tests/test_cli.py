@@ -10,6 +10,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 PRELUDE = """
 import torch
+import fastai.callback.progress # learn.no_bar
 from torch import nn
 from fastai.learner import Learner
 import fastai.callback.progress # Learner.no_bar

@@ -24,6 +24,7 @@ from fastai_paranoid.fixtures import make_xor_data, xor_dls, build_mlp, bn_cnn, 
 from fastai_paranoid.fresh import fresh_learner
 from fastai_paranoid import leaks
 from fastai_paranoid.leaks import StateLeakDetector, StateLeakWarning, StateLeakError, Finding, all_findings, clear_findings
+from fastai_paranoid.paranoid import paranoid, PreserveLRFindRNG, PreserveLRFindGrads
 
 
 # ---- tiny pipelines
@@ -156,14 +157,20 @@ def test_5_lr_find_then_fine_tune_moves_frozen_weights():
     with learn.no_bar(), learn.no_logging():
         learn.lr_find(num_it=6, show_plot=False)
         learn.fine_tune(1, 1e-2, freeze_epochs=1)
-    assert the(learn, 'frozen_params_changed').path == 'model.0.0.weight'
+    f = the(learn, 'frozen_params_changed')
+    assert f.severity == 'warning', f # a tiny move by weight decay: not an error
+    assert 'its norm moved by' in f.evidence and 'of itself' in f.evidence and 'left all zeros by lr_find' in f.evidence, f
+    rel = float(f.evidence.split('its norm moved by ')[1].split(' ')[0])
+    assert 0 < rel < 1e-3, f
+    assert 'PreserveLRFindGrads' in f.fix and 'paranoid()' in f.fix and 'freeze before the first fit' not in f.fix
 
 def test_5_frozen_parameters_change_during_a_fit():
     learn = fit(cnn_learner())
     learn.freeze()
     fit(learn)
     f = the(learn, 'frozen_params_changed')
-    assert f.path == 'model.0.0.weight' and 'requires_grad=False' in f.evidence
+    assert f.path in ('model.0.0.weight', 'model.0.4.weight') and 'requires_grad=False' in f.evidence # the larger relative move
+    assert 'like 1 more of the model' in f.evidence
 
 def test_6_shared_dataloaders_changed_by_one_learner():
     dls = small_xor()
@@ -173,6 +180,148 @@ def test_6_shared_dataloaders_changed_by_one_learner():
     fit(second)
     f = the(second, 'shared_dataloaders')
     assert f.path == 'learn.dls' and 'train.bs 32 -> 16' in f.evidence and 'Learner #' in f.evidence
+
+# ---- a model trained where no detector watched; a DataLoaders changed before a Learner's first fit
+def plain_learner(dls=None, model=None):
+    "A Learner built as a user builds one: under `paranoid()` it gets its detector from there"
+    return Learner(dls if dls is not None else small_xor(), model if model is not None else build_mlp(), loss_func=nn.CrossEntropyLoss())
+
+def test_1_model_trained_before_paranoid():
+    model = build_mlp()
+    fit(plain_learner(model=model), 2) # no detector yet
+    with paranoid(on_leak='log'):
+        learn = fit(plain_learner(model=model))
+        f = the(learn, 'untracked_training')
+    assert f.severity == 'warning' and f.path == 'model (Sequential)', f
+    assert '6 of its 6 parameter tensors hold a gradient (first: model.0.weight' in f.evidence, f
+    assert 'fresh_learner' in f.fix and 'copy.deepcopy(model)' in f.fix
+
+def test_1_model_trained_by_a_plain_pytorch_loop():
+    "No gradient left (`zero_grad` sets them to None): the optimizer's state is the evidence"
+    model = build_mlp()
+    opt = torch.optim.Adam(model.parameters(), lr=1e-2)
+    x, y = make_xor_data(64, np.random.default_rng(1))
+    for _ in range(3):
+        opt.zero_grad()
+        nn.functional.cross_entropy(model(x), y).backward()
+        opt.step()
+    opt.zero_grad()
+    learn = fit(xor_learner(model=model))
+    f = the(learn, 'untracked_training')
+    assert 'a live Adam holds optimizer state (momentum, averages) for 6 of its parameter tensors' in f.evidence, f
+    assert 'hold a gradient' not in f.evidence and 'drop the gradients' not in f.fix
+    del opt
+
+def test_silent_fresh_models_under_paranoid():
+    "A new model per Learner, a model loaded from another's weights, a model copied: nothing to report"
+    with paranoid(on_leak='raise'):
+        first = fit(plain_learner())
+        second = fit(plain_learner())
+        loaded = build_mlp()
+        loaded.load_state_dict(first.model.state_dict())
+        third = fit(plain_learner(model=loaded))
+        fourth = fit(plain_learner(model=copy.deepcopy(second.model)))
+        for learn in [first, second, third, fourth]: assert kinds(learn) == [], kinds(learn)
+
+def test_silent_detector_added_to_a_learner_that_trained():
+    "Added after some fits, the detector cannot tell whose gradients the model holds: it says nothing"
+    learn = fit(plain_learner())
+    learn.add_cb(StateLeakDetector(on_leak='raise'))
+    fit(learn)
+    silent(learn)
+
+def test_6_shared_dataloaders_changed_before_the_second_learner_is_built():
+    dls = small_xor()
+    with paranoid(on_leak='log'):
+        first = fit(plain_learner(dls=dls))
+        first.dls.train.bs = 8 # for the first run...
+        second = fit(plain_learner(dls=dls)) # ...and the second, built afterwards, trains with it too
+        f = the(second, 'shared_dataloaders')
+    assert f.severity == 'warning' and f.path == 'learn.dls'
+    assert 'train.bs 32 -> 8' in f.evidence and 'first fit runs with that change' in f.evidence, f
+    assert 'fresh_learner(dls_fn, model_fn)' in f.fix and 'dls.train.new(bs=16)' in f.fix
+
+@pytest.mark.parametrize('change', ['shuffle', 'transform', 'dataset'])
+def test_6_shared_dataloaders_other_changes(change):
+    first = fit(xor_learner())
+    dl = first.dls.train
+    if change == 'shuffle': dl.shuffle = False
+    elif change == 'transform': dl.after_batch = lambda b: b
+    else: dl.dataset = torch.utils.data.TensorDataset(*dl.dataset.tensors)
+    second = fit(xor_learner(dls=first.dls))
+    expected = {'shuffle': 'train.shuffle True -> False', 'transform': 'train transforms replaced', 'dataset': 'train.dataset replaced'}[change]
+    assert expected in the(second, 'shared_dataloaders').evidence
+
+def test_silent_dataloaders_per_learner_or_unchanged():
+    first = fit(xor_learner())
+    first.dls.train.bs = 8
+    silent(fit(xor_learner(on_leak='raise'))) # its own DataLoaders
+    shared = small_xor()
+    fit(xor_learner(dls=shared))
+    silent(fit(xor_learner(dls=shared, on_leak='raise'))) # shared, nobody changed it
+    rebuilt = fit(xor_learner(dls=small_xor()))
+    rebuilt.dls = small_xor() # rebuilt for the same Learner
+    fit(rebuilt)
+    silent(rebuilt)
+
+
+# ---- lr_find's gradients: under paranoid(), lr_find(); fine_tune() is fine_tune()
+def fine_tuned(probe, guards=None):
+    "(the Learner, its findings) after `fine_tune`, with or without `lr_find` first, under `paranoid(guards=guards)`"
+    with paranoid(on_leak='log', guards=guards):
+        learn = fresh_learner(small_images, bn_cnn, loss_func=nn.CrossEntropyLoss(), splitter=two_groups, seed=0)
+        with learn.no_bar(), learn.no_logging():
+            if probe: learn.lr_find(num_it=4, show_plot=False)
+            learn.fine_tune(1, 1e-2, freeze_epochs=1)
+        return learn, list(learn.state_leak_detector.findings)
+
+def same_state(a, b): return all(torch.equal(x, y) for x, y in zip(a.model.state_dict().values(), b.model.state_dict().values()))
+
+def test_paranoid_lr_find_then_fine_tune_trains_as_fine_tune():
+    (plain, plain_found), (probed, probed_found) = fine_tuned(False), fine_tuned(True)
+    assert same_state(plain, probed)
+    assert plain.recorder.losses == probed.recorder.losses
+    assert plain_found == [] and probed_found == []
+
+def test_without_the_gradient_guard_lr_find_moves_the_frozen_trunk():
+    "The guard is what makes the difference: with only the RNG guard, weight decay moves the frozen trunk, and it is said"
+    (plain, _), (probed, found) = fine_tuned(False, guards=[StateLeakDetector, PreserveLRFindRNG]), fine_tuned(True, guards=[StateLeakDetector, PreserveLRFindRNG])
+    assert not same_state(plain, probed)
+    f = next(f for f in found if f.kind == 'frozen_params_changed')
+    assert f.severity == 'warning' and 'PreserveLRFindGrads' in f.fix
+
+def test_preserve_lr_find_grads_puts_gradients_back():
+    learn = fit(cnn_learner())
+    learn.add_cb(PreserveLRFindGrads())
+    params = list(learn.model.parameters())
+    for i, p in enumerate(params): p.grad = None if i % 2 else torch.randn_like(p)
+    before = [None if p.grad is None else p.grad.clone() for p in params]
+    with learn.no_bar(), learn.no_logging(): learn.lr_find(num_it=4, show_plot=False)
+    assert all((b is None and p.grad is None) or (b is not None and torch.equal(b, p.grad)) for b, p in zip(before, params))
+    assert learn.preserve_lr_find_grads.grads is None
+    fit(learn) # an ordinary fit is left alone: training makes gradients
+    assert all(p.grad is not None for p in params)
+    assert type(copy.deepcopy(learn.preserve_lr_find_grads)) is PreserveLRFindGrads
+
+@pytest.mark.slow
+def test_silent_paranoid_vision_learner_built_unfrozen(tmp_path):
+    "vision_learner(resnet18, pretrained=False) is built unfrozen: lr_find, then fine_tune, under paranoid(): silent"
+    from fastai.vision.learner import vision_learner
+    from torchvision.models import resnet18
+    with paranoid(on_leak='raise'):
+        learn = vision_learner(random_image_dls(n_train=16, n_valid=8, size=16, c_in=3, bs=8), resnet18, pretrained=False,
+                               loss_func=nn.CrossEntropyLoss(), n_out=4, path=tmp_path)
+        assert all(p.requires_grad for p in learn.model.parameters())
+        with learn.no_bar(), learn.no_logging():
+            learn.lr_find(num_it=6, show_plot=False)
+            learn.freeze() # fine_tune's two phases, spelled out to look at the frozen part in between
+            frozen = [(p, p.detach().clone()) for p in learn.model.parameters() if not p.requires_grad]
+            learn.fit_one_cycle(1, 1e-3)
+            assert len(frozen) >= 20 and all(torch.equal(p, before) for p, before in frozen), "the frozen trunk moved"
+            learn.unfreeze()
+            learn.fit_one_cycle(1, 1e-4)
+        assert kinds(learn) == []
+
 
 class NoisyEval(nn.Module):
     "Seed 002's stray random tensor: noise added in every mode"
@@ -390,7 +539,8 @@ def test_silent_export_and_load_learner(tmp_path):
     learn = fit(xor_learner(dls=exportable_dls(), on_leak='raise', path=tmp_path))
     learn.export('export.pkl')
     loaded = load_learner(tmp_path/'export.pkl')
-    assert isinstance(loaded.state_leak_detector, StateLeakDetector)
+    assert not any(isinstance(cb, StateLeakDetector) for cb in loaded.cbs) # the export is for inference: no guards in it
+    assert isinstance(learn.state_leak_detector, StateLeakDetector) # the live Learner keeps its detector
     fit(learn)
     silent(learn)
 
@@ -428,7 +578,9 @@ def test_probe_hooks_are_removed_and_the_learner_still_pickles(tmp_path):
     assert kinds(learn) == ['eval_random']
     assert all(not m._forward_hooks and not m._forward_pre_hooks for m in learn.model.modules())
     learn.export('export.pkl')
-    assert load_learner(tmp_path/'export.pkl').state_leak_detector.findings[0].kind == 'eval_random'
+    loaded = load_learner(tmp_path/'export.pkl')
+    assert all(not m._forward_hooks and not m._forward_pre_hooks for m in loaded.model.modules())
+    assert kinds(learn) == ['eval_random'] # the live detector keeps its findings
 
 def test_silent_when_the_other_learner_is_gone():
     "A DataLoaders changed after the only other Learner using it was deleted: an info line, not a warning"

@@ -4,6 +4,7 @@ import pytest
 import torch
 from torch import nn
 from fastai.learner import Learner
+import fastai.callback.schedule # lr_find, fine_tune; learn.no_bar (it imports fastai.callback.progress)
 from fastai.callback.core import Callback, defaults
 from fastai_paranoid.core import fingerprints, rng_fingerprint, preserve_rng
 from fastai_paranoid.fixtures import xor_dls, build_mlp, random_image_dls, bn_cnn
