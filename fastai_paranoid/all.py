@@ -13,3 +13,4 @@ from .checks import *
 from .datachecks import *
 from .guards import *
 from .distributed import *
+from .checkrun import *

@@ -11,11 +11,12 @@ from torch import nn
 from fastcore.basics import store_attr
 from fastcore.foundation import L
 from fastai.callback.core import Callback, defaults
-from fastai.callback.schedule import LRFinder, ParamScheduler
+# fastai.callback.schedule is not imported: its import adds ProgressCallback to fastai's `defaults.callbacks`
 from .core import ParanoidWarning, emit, fingerprints, preserve_rng, registered_checks, CheckResult
 from .guards import NaNGuard
 from . import checks as _checks # patches `Learner.sanity_check`
 from . import leaks as _leaks
+from .leaks import _fastai_class
 from . import paranoid as _paranoid
 
 # %% auto #0
@@ -37,7 +38,7 @@ def _in_sanity_check()->bool: return _depth[0] > 0
 
 def _is_probe(learn)->bool:
     "Is this fit a probe (lr_find), not a training run?"
-    return any(isinstance(cb, LRFinder) for cb in learn.cbs)
+    return any(isinstance(cb, _fastai_class('fastai.callback.schedule', 'LRFinder')) for cb in learn.cbs)
 
 def _real_fit()->bool:
     "Is the `before_fit` event calling our caller part of `Learner.fit` (not `validate`, `get_preds`, which send it too)?"
@@ -127,7 +128,7 @@ def learner_key(learn)->tuple:
 # %% ../nbs/26_checkrun.ipynb #3f8d46c5
 def fit_lr(learn)->float|None:
     "The largest learning rate the fit about to start will use: the peak of its scheduler (`fit_one_cycle`, `fine_tune`), else the optimizer's"
-    sched = next((cb for cb in learn.cbs if isinstance(cb, ParamScheduler)), None)
+    sched = next((cb for cb in learn.cbs if isinstance(cb, _fastai_class('fastai.callback.schedule', 'ParamScheduler'))), None)
     if sched is not None and 'lr' in getattr(sched, 'scheds', {}):
         try: return float(max(np.max(np.asarray(sched.scheds['lr'](p), dtype=float)) for p in np.linspace(0, 1, 21)))
         except Exception: pass

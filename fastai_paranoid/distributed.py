@@ -23,7 +23,7 @@ from .core import ParanoidWarning, ParanoidError, CheckResult, ON_LEAK, emit, fi
 from .fresh import seed_everything
 
 # %% auto #0
-__all__ = ['KINDS', 'traffic', 'fix_distributed_dl_for_cpu', 'unwrap_model', 'DistributedCPU', 'RankEntry', 'served_items',
+__all__ = ['KINDS', 'traffic', 'fix_distributed_dl_for_cpu', 'unwrap_model', 'DistributedCPU', 'RankEntry', 'first_served_items',
            'is_distributed', 'gather_digests', 'CrossRankDivergenceError', 'CrossRankWarning', 'check_cross_rank',
            'check_rank_streams', 'seed_rank_streams', 'CrossRankConsistency', 'distributed_commands', 'run_distributed',
            'report_on_rank0']
@@ -174,7 +174,7 @@ def _leaves(b)->list:
     if isinstance(b, dict): return [x for k in sorted(b) for x in _leaves(b[k])]
     return [b]
 
-def served_items(dl, # a fastai `DataLoader` (or a PyTorch one)
+def first_served_items(dl, # a fastai `DataLoader` (or a PyTorch one)
                  n_items:int=32, # how many items, from the start of the dataset
                 )->tuple:
     "(leaves of the batch, count): the first `n_items` of `dl`'s dataset in dataset order, through its item and batch transforms, with the same random draws on every rank; every RNG left as it was"
@@ -200,7 +200,7 @@ def _data_entries(learn, n_items:int)->tuple:
         name = _loader_name(i)
         n = len(dl.dataset)
         entries += [RankEntry(f"len({name}.dataset)", 'data', n), RankEntry(f"{name}.bs", 'data', getattr(dl, 'bs', None) or 0)]
-        try: leaves, k = served_items(dl, n_items)
+        try: leaves, k = first_served_items(dl, n_items)
         except Exception as e: # the same pipeline fails alike on every rank; a rank that fails alone is itself a difference
             entries.append(RankEntry(f"{name}: serving its first items failed", 'data', f"{type(e).__name__}: {e}"))
             compared[name] = [0, n]

@@ -22,11 +22,11 @@ import fastai_paranoid.deploy # learn.export() leaves this library's callbacks o
 def _fastai_class(module:str, name:str):
     "`module.name` if the user imported `module`, else `()` (which `isinstance` never matches)"
     return getattr(sys.modules.get(module), name, ())
-from .core import ParanoidWarning, ParanoidError, fingerprint, module_paths, ResultTable, emit
+from .core import ParanoidWarning, ParanoidError, ON_LEAK, fingerprint, module_paths, ResultTable, emit
 
 # %% auto #0
-__all__ = ['SEVERITIES', 'ON_LEAK', 'StateLeakWarning', 'StateLeakError', 'Finding', 'all_findings', 'clear_findings',
-           'findings_report', 'StateLeakDetector']
+__all__ = ['SEVERITIES', 'StateLeakWarning', 'StateLeakError', 'Finding', 'all_findings', 'clear_findings', 'findings_report',
+           'StateLeakDetector']
 
 # %% ../nbs/20_leaks.ipynb #4ec60a8d
 class StateLeakWarning(ParanoidWarning):
@@ -344,7 +344,6 @@ class _Runtime:
         self.probe, self.probe_handles, self.rng_before, self.device, self.pending = None, [], None, None, []
         self.active, self.draws, self.valid_batches = True, 0, 0
 
-ON_LEAK = ('warn', 'raise', 'log')
 _logger = logging.getLogger('fastai_paranoid.leaks')
 _logger.addHandler(logging.NullHandler()) # a library logs only where the application configured logging
 

@@ -1,5 +1,6 @@
 "No side effects on import: importing any module of fastai_paranoid leaves fastai's `defaults` and every RNG state as they were."
 import json, os, pkgutil, subprocess, sys, textwrap
+from pathlib import Path
 import fastai_paranoid
 
 MODULES = sorted(f"fastai_paranoid.{m.name}" for m in pkgutil.iter_modules(fastai_paranoid.__path__))
@@ -122,3 +123,14 @@ def test_the_library_works_without_fastais_optional_modules(tmp_path):
                          env={**os.environ, 'OMP_NUM_THREADS': '1', 'PYTHONWARNINGS': 'ignore'})
     assert out.returncode == 0, out.stderr[-3000:]
     assert out.stdout.strip().splitlines()[-1] == 'passed []'
+
+def test_all_star_imports_every_public_module_and_no_name_twice():
+    "`fastai_paranoid.all` is the whole public API: each module's `__all__` once, no name exported by two modules (the later would shadow)"
+    import collections, importlib, pkgutil, fastai_paranoid
+    import fastai_paranoid.all as everything
+    tooling = {'all', 'cli', 'runner', 'pytest_plugin', 'ipython', '_modidx'} # commands and entry points, imported by name
+    modules = sorted(m.name for m in pkgutil.iter_modules(fastai_paranoid.__path__) if m.name not in tooling)
+    text = Path(everything.__file__).read_text()
+    assert [m for m in modules if f"from .{m} import *" not in text] == []
+    counts = collections.Counter(n for m in modules for n in importlib.import_module(f'fastai_paranoid.{m}').__all__)
+    assert [n for n, k in counts.items() if k > 1] == []
