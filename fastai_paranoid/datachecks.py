@@ -154,7 +154,7 @@ def _fit_scrambled(model, loss_func, x_train, y_train, steps, bs, lr, deadline=N
         opt.step()
         done += 1
         if deadline is not None and deadline.expired: break
-        if deadline is not None and done == 3 and deadline.spent / 3 * min_steps > deadline.seconds: break # min_steps will not fit
+        if deadline is not None and deadline.seconds is not None and done == 3 and deadline.spent / 3 * min_steps > deadline.seconds: break # min_steps will not fit
         if done % check_every == 0:
             model.eval()
             with torch.no_grad(): acc = (_first_tensor(model(x_train[probe])).argmax(-1) == y_train[probe]).float().mean().item()
