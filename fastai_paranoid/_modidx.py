@@ -71,6 +71,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                                                                        'fastai_paranoid/calibration.py'),
                                              'fastai_paranoid.calibration._text': ( 'calibration.html#_text',
                                                                                     'fastai_paranoid/calibration.py'),
+                                             'fastai_paranoid.calibration._train_stats_normalize': ( 'calibration.html#_train_stats_normalize',
+                                                                                                     'fastai_paranoid/calibration.py'),
                                              'fastai_paranoid.calibration._transfer': ( 'calibration.html#_transfer',
                                                                                         'fastai_paranoid/calibration.py'),
                                              'fastai_paranoid.calibration._vision': ( 'calibration.html#_vision',
