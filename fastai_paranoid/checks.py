@@ -4,7 +4,7 @@
 
 # %% ../nbs/30_checks.ipynb #10099ad2
 from __future__ import annotations
-import contextlib, copy, math, sys, tempfile, time, traceback, warnings
+import contextlib, copy, inspect, math, sys, tempfile, time, traceback, warnings
 import numpy as np
 import torch
 from torch import nn
@@ -12,19 +12,20 @@ import torch.nn.functional as F
 from fastai.learner import Learner, defaults
 from fastai.callback.core import Callback, CancelFitException, CancelValidException
 from fastai.losses import BaseLoss, LabelSmoothingCrossEntropy, FocalLoss
-from fastai.optimizer import OptimWrapper
+from fastai.optimizer import Optimizer, OptimWrapper
 from fastcore.basics import patch, store_attr
 from fastprogress.fastprogress import progress_bar
-from .core import ParanoidWarning, ParanoidError, preserve_rng, module_paths, stat_norm_layers, frozen_modules
-from .core import ResultTable, CheckResult, register_check, registered_checks
+from .core import ParanoidWarning, ParanoidError, emit, preserve_rng, module_paths, stat_norm_layers, frozen_modules
+from .core import ResultTable, CheckResult, VERDICTS, register_check, registered_checks
 from . import datachecks # registers the data checks (5-8): learn.sanity_check() runs all nine
+from .datachecks import Deadline, pct, copy_model, computed_tensors_memo, _first_tensor as first_tensor
 
 # %% auto #0
-__all__ = ['loaders_kept', 'training_batches', 'model_copy', 'refuse_built_optimizer', 'new_optimizer', 'loss_name',
-           'applies_log_softmax', 'applies_sigmoid', 'expects_log_probs', 'class_axis', 'check_loss_at_init',
-           'check_loss_activation', 'overfit_one_batch', 'check_overfit_one_batch', 'short_run', 'batch_losses',
-           'check_lr', 'LRSweep', 'lr_sweep', 'learner_copy', 'check_frozen', 'SanityCheckWarning', 'SanityCheckError',
-           'SanityReport']
+__all__ = ['BUDGET_WEIGHTS', 'loaders_kept', 'training_batches', 'model_copy', 'predict', 'refuse_built_optimizer', 'user_lr',
+           'new_optimizer', 'has_trained', 'loss_name', 'applies_log_softmax', 'applies_sigmoid', 'expects_log_probs',
+           'class_axis', 'check_loss_at_init', 'check_loss_activation', 'overfit_one_batch', 'check_overfit_one_batch',
+           'short_run', 'batch_losses', 'check_lr', 'LRSweep', 'lr_sweep', 'learner_copy', 'check_frozen',
+           'SanityCheckWarning', 'SanityCheckError', 'SanityReport', 'default_budget']
 
 # %% ../nbs/30_checks.ipynb #faeebd01
 @contextlib.contextmanager
@@ -61,8 +62,19 @@ def training_batches(learn:Learner, # the Learner whose training DataLoader is r
 
 def model_copy(learn:Learner)->nn.Module:
     "A deep copy of `learn.model` in training mode, for a check to train or probe"
-    model = copy.deepcopy(learn.model)
+    model = copy_model(learn.model)
     return model.train()
+
+def _quiet_dropout(model:nn.Module)->list:
+    "Put the dropout layers of `model` in eval mode (torch's, and fastai's RNN, weight and embedding dropouts): they fight memorization by design"
+    quiet = [m for m in model.modules() if isinstance(m, nn.modules.dropout._DropoutNd) or type(m).__name__.endswith('Dropout')]
+    for m in quiet: m.eval()
+    return quiet
+
+def predict(model:nn.Module, xb:tuple):
+    "The model's prediction for the inputs `xb`: its output, or the first tensor of a tuple output (fastai's `RNNCallback` keeps `pred[0]` of AWD-LSTM's `(logits, raw_outputs, outputs)`)"
+    out = model(*xb)
+    return first_tensor(out) if isinstance(out, (tuple, list)) else out
 
 def refuse_built_optimizer(learn:Learner):
     "Raise if `learn.opt_func` is an optimizer already built on the Learner's parameters: a copy would step the user's model"
@@ -70,6 +82,15 @@ def refuse_built_optimizer(learn:Learner):
         raise ValueError(f"learn.opt_func is an optimizer already built ({type(learn.opt_func).__name__}) on the Learner's own parameters; "
                          f"a check cannot step a copy of the model with it. Pass a function that builds one instead: "
                          f"opt_func=partial(OptimWrapper, opt=torch.optim.AdamW).")
+
+def user_lr(learn:Learner, # the Learner
+            lr=None, # the rate the user trains with, if they said
+           )->float:
+    "The learning rate the user trains with: `lr` if given, else the one `learn.opt_func` fixes, else `learn.lr` (the head's, for a slice)"
+    if lr is None: lr = getattr(learn.opt_func, 'keywords', {}).get('lr', learn.lr)
+    if isinstance(lr, slice): lr = lr.stop
+    if isinstance(lr, (list, tuple, np.ndarray)): lr = lr[-1]
+    return float(lr)
 
 def new_optimizer(learn:Learner, # the Learner whose `opt_func`, `splitter`, `lr` and `wd` are used
                   model:nn.Module, # the copy of the model the optimizer will step
@@ -82,6 +103,18 @@ def new_optimizer(learn:Learner, # the Learner whose `opt_func`, `splitter`, `lr
     opt = opt_func(learn.splitter(model), lr=lr)
     if learn.wd is not None: opt.set_hypers(wd=learn.wd)
     return opt
+
+_CLEAR_KEEPS = set(Optimizer._keep_on_clear)
+
+def has_trained(learn:Learner)->str|None:
+    "Why the Learner's model is not untrained (a fit ran: the Recorder logged losses, or the optimizer holds step state), or None"
+    losses = getattr(getattr(learn, 'recorder', None), 'losses', None)
+    if losses: return f"the Learner has run a fit ({len(losses)} training losses recorded)"
+    opt = learn.opt
+    if opt is None: return None
+    states = opt.opt.state.values() if isinstance(opt, OptimWrapper) else opt.state.values()
+    stepped = sum(1 for s in states if set(s) - _CLEAR_KEEPS)
+    return f"learn.opt holds step state for {stepped} parameters" if stepped else None
 
 def _base_loss(loss_func): return loss_func.func if isinstance(loss_func, BaseLoss) else loss_func
 
@@ -122,21 +155,33 @@ def _label_entropy(y:torch.Tensor, n_classes:int)->float|None:
 
 @register_check(10)
 def check_loss_at_init(learn:Learner, # the Learner, left as it is
-                       n_batches:int=2, # training batches the loss is averaged over
-                       rtol:float=0.25, # accepted relative distance from ln(C); further above it is a warning...
-                       fail_ratio:float=2.0, # ... and more than this many times ln(C) a failure
+                       n_batches:int=4, # training batches the loss is averaged over
+                       rtol:float=0.25, # accepted relative distance from ln(C)...
+                       min_excess:float=1.5, # ... or this many nats above it (a Kaiming-initialized last layer starts ~0.7 above); further is a warning...
+                       fail_ratio:float=2.0, # ... and more than this many times ln(C)...
+                       fail_excess:float=1.5, # ... and this many nats above it a failure
+                       budget:float|None=None, # seconds (unused: a few forward passes)
                       )->CheckResult:
-    "Under a cross-entropy loss, is the loss of the untrained model near ln(C), the loss of uniform predictions over C classes?"
-    name = 'loss at init'
+    "Under a cross-entropy loss, is the loss of the untrained model near ln(C), the loss of uniform predictions over C classes? Measured as the first training step sees it, without dropout's noise"
+    name = 'check_loss_at_init'
     loss_func = learn.loss_func
     if not applies_log_softmax(loss_func):
         return CheckResult(name, 'skipped', message=f"learn.loss_func ({loss_name(loss_func)}) is not a cross-entropy loss; "
                            f"ln(C) is the loss at init only for those.")
+    trained = has_trained(learn)
+    if trained:
+        return CheckResult(name, 'skipped', {'trained': trained},
+                           message=f"{trained}: the loss at init is a property of an untrained model. Run the check right after "
+                                   f"building the Learner (or on fresh_learner(...)).")
+    # normalization layers in training mode (batch statistics, as the first step sees them: the running statistics of an
+    # untrained model normalize nothing, and a deep residual net's eval-mode logits blow up), dropout off (its noise
+    # inflates the logits of fastai's heads from batch to batch)
     model = model_copy(learn)
+    _quiet_dropout(model)
     losses, labels = [], []
     with preserve_rng(learn.dls), torch.no_grad():
         for xb, yb in training_batches(learn, n_batches):
-            pred = model(*xb)
+            pred = predict(model, xb)
             losses.append(learn.loss_func(pred, *yb).item())
             labels.append(yb[0].reshape(-1))
     n_classes = pred.shape[class_axis(loss_func)]
@@ -144,17 +189,18 @@ def check_loss_at_init(learn:Learner, # the Learner, left as it is
     expected = math.log(n_classes)
     entropy = _label_entropy(torch.cat(labels), n_classes)
     floor = expected if entropy is None else min(entropy, expected)
-    low, high = floor * (1 - rtol), expected * (1 + rtol)
-    measured = {'loss': loss, 'ln_C': expected, 'n_classes': n_classes}
+    low, high = floor * (1 - rtol), expected + max(rtol * expected, min_excess)
+    fail_at = max(fail_ratio * expected, expected + fail_excess)
+    measured = {'loss': loss, 'ln_C': expected, 'n_classes': n_classes, 'excess_nats': loss - expected}
     if entropy is not None: measured['label_entropy'] = entropy
-    threshold = (f"between {low:.4f} and {high:.4f} (label entropy -{rtol:.0%}, ln({n_classes}) +{rtol:.0%}); "
-                 f"failed above {fail_ratio * expected:.4f} ({fail_ratio:g} x ln({n_classes}))")
+    threshold = (f"between {low:.4f} and {high:.4f} (label entropy -{pct(rtol, 0)}; ln({n_classes}) + max({pct(rtol, 0)}, {min_excess:g} nats)); "
+                 f"failed above {fail_at:.4f} (max({fail_ratio:g} x ln({n_classes}), ln({n_classes}) + {fail_excess:g} nats))")
     if not math.isfinite(loss) or loss > high:
-        verdict = 'failed' if not math.isfinite(loss) or loss > fail_ratio * expected else 'warning'
+        verdict = 'failed' if not math.isfinite(loss) or loss > fail_at else 'warning'
         return CheckResult(name, verdict, measured, threshold,
-            f"{loss_name(loss_func)} of the untrained model is {loss:.4f}, {loss / expected:.2f} times ln({n_classes}) = {expected:.4f}, "
-            f"the loss of uniform predictions over the model's {n_classes} outputs: its first outputs are confidently wrong, "
-            f"and the first steps of training go to shrinking them.",
+            f"{loss_name(loss_func)} of the untrained model ({len(losses)} batches, dropout off) is {loss:.4f}, {loss / expected:.2f} times "
+            f"ln({n_classes}) = {expected:.4f}, the loss of uniform predictions over the model's {n_classes} outputs: its first "
+            f"outputs are confidently wrong, and the first steps of training go to shrinking them.",
             "Look for a last layer initialized too large (shrink its weights, zero its bias), inputs that are not normalized "
             "(add Normalize to the batch transforms), or targets that do not match the outputs (number of classes, label encoding).")
     if loss < low:
@@ -162,7 +208,7 @@ def check_loss_at_init(learn:Learner, # the Learner, left as it is
             f"{loss_name(loss_func)} before training is {loss:.4f}, below the {floor:.4f} of guessing the label frequencies: "
             f"the model already knows the labels.",
             "Run the sanity checks on an untrained model (fresh_learner builds one); if it is untrained, look for the target leaking into the inputs.")
-    return CheckResult(name, 'passed', measured, threshold, f"loss at init {loss:.4f} is near ln({n_classes}) = {expected:.4f}.")
+    return CheckResult(name, 'passed', measured, threshold, f"loss at init {loss:.4f} ({len(losses)} batches, dropout off) is near ln({n_classes}) = {expected:.4f}.")
 
 # %% ../nbs/30_checks.ipynb #4fe495ba
 def _last_leaf(model:nn.Module, xb:tuple):
@@ -171,7 +217,7 @@ def _last_leaf(model:nn.Module, xb:tuple):
     leaves = [m for m in model.modules() if not list(m.children())]
     hooks = [m.register_forward_hook(lambda m, inp, out: ran.append(m)) for m in leaves]
     try:
-        with torch.no_grad(): pred = model.eval()(*xb)
+        with torch.no_grad(): pred = predict(model.eval(), xb)
     finally:
         for h in hooks: h.remove()
     return pred, (ran[-1] if ran else None)
@@ -179,9 +225,10 @@ def _last_leaf(model:nn.Module, xb:tuple):
 @register_check(20)
 def check_loss_activation(learn:Learner, # the Learner, left as it is
                           tol:float=1e-3, # how close to 1 rows must sum to count as probabilities
+                          budget:float|None=None, # seconds (unused: one forward pass)
                          )->CheckResult:
     "Do the model's outputs already carry the activation its loss applies (softmax before cross-entropy, sigmoid before BCEWithLogits)?"
-    name = 'loss/activation'
+    name = 'check_loss_activation'
     loss_func = learn.loss_func
     lname = loss_name(loss_func)
     if not (applies_log_softmax(loss_func) or applies_sigmoid(loss_func) or expects_log_probs(loss_func)):
@@ -191,7 +238,7 @@ def check_loss_activation(learn:Learner, # the Learner, left as it is
         xb, yb = training_batches(learn, 1)[0]
         pred, last = _last_leaf(model, xb)
     where = module_paths(model)[last] if last is not None else "the model's forward"
-    pred = pred.detach().float()
+    pred = pred.detach().float().as_subclass(torch.Tensor) # fastai tensor subclasses (TensorImage...) do not format
     if applies_sigmoid(loss_func):
         measured = {'output_min': float(pred.min()), 'output_max': float(pred.max()), 'last_module': where}
         threshold = "outputs not all within [0, 1]"
@@ -232,72 +279,115 @@ def check_loss_activation(learn:Learner, # the Learner, left as it is
 def _accuracy(pred:torch.Tensor, y:torch.Tensor, axis:int)->float:
     return float((pred.argmax(axis) == y).float().mean())
 
+def _first_items(batch:tuple, n:int|None)->tuple:
+    "The first `n` items of each tensor of `batch` (all of them when they do not share a batch size)"
+    sizes = {len(t) for t in batch if isinstance(t, torch.Tensor) and t.ndim}
+    if n is None or len(sizes) != 1: return batch
+    return tuple(t[:n] if isinstance(t, torch.Tensor) and t.ndim else t for t in batch)
+
+def _drop(losses:list, span:int)->float:
+    "How much the loss fell over the last `span` steps, as a share of where it was"
+    before, last = losses[-span - 1], losses[-1]
+    return (before - last) / before if before > 0 and math.isfinite(last) else 0.0
+
 def overfit_one_batch(learn:Learner, # the Learner, left as it is
-                      steps:int=200, # most optimizer steps
-                      lr:float|None=None, # learning rate (default: the Learner's)
+                      steps:int=1000, # most optimizer steps
+                      lr:float|None=None, # learning rate (default: the one the user trains with, `user_lr`)
                       until=None, # called with the losses so far after each step; True stops the run
+                      max_items:int|None=16, # memorize the first this many items of the batch (None: the whole batch)
+                      budget:float|None=None, # seconds; the run stops when they are spent
+                      every_accuracy:bool=False, # for classifiers, also record the batch accuracy after every step (one more forward per step)
                      )->dict:
-    "Train a copy of the model on the first training batch: the loss before each step and, for classifiers, the batch accuracy after it"
+    "Train a copy of the model, dropout off, on the first items of the first training batch: the loss at each step and, for classifiers, the batch accuracy"
     loss_func = learn.loss_func
+    deadline = Deadline(budget)
     model = model_copy(learn)
-    opt = new_optimizer(learn, model, lr)
+    _quiet_dropout(model)
+    opt = new_optimizer(learn, model, user_lr(learn, lr))
+    losses, accuracies, stop = [], [], 'steps'
     classifier = applies_log_softmax(loss_func)
-    losses, accuracies = [], []
     with preserve_rng(learn.dls):
         xb, yb = training_batches(learn, 1)[0]
+        xb, yb = _first_items(xb, max_items), _first_items(yb, max_items)
         for _ in range(steps):
             opt.zero_grad()
-            loss = loss_func(model(*xb), *yb)
+            loss = loss_func(predict(model, xb), *yb)
             loss.backward()
             opt.step()
             losses.append(loss.item())
-            if classifier:
-                with torch.no_grad(): accuracies.append(_accuracy(model(*xb), yb[0], class_axis(loss_func)))
-            if not math.isfinite(losses[-1]) or (until is not None and until(losses)): break
-    return {'losses': losses, 'accuracies': accuracies, 'batch_size': len(yb[0])}
+            if classifier and every_accuracy:
+                with torch.no_grad(): accuracies.append(_accuracy(predict(model, xb), yb[0], class_axis(loss_func)))
+            if not math.isfinite(losses[-1]): stop = 'non-finite'
+            elif until is not None and until(losses): stop = 'until'
+            elif deadline.expired: stop = 'budget'
+            else: continue
+            break
+        if classifier and not every_accuracy:
+            with torch.no_grad(): accuracies.append(_accuracy(predict(model, xb), yb[0], class_axis(loss_func)))
+    return {'losses': losses, 'accuracies': accuracies, 'accuracy': accuracies[-1] if accuracies else None, 'batch_size': len(yb[0]), 'stop': stop, 'seconds': deadline.spent}
 
 @register_check(30)
 def check_overfit_one_batch(learn:Learner, # the Learner, left as it is
-                            max_steps:int=200, # most optimizer steps; the run stops as soon as the loss is low enough
+                            max_steps:int=1000, # most optimizer steps; the run goes on while the loss falls, within `budget`
                             rtol:float=0.02, # pass when the loss is below this share of its step-0 value...
                             atol:float=0.01, # ... or below this absolute value
-                            stall:float=0.1, # a loss that fell less than this share over the last quarter of the run has stalled
-                            lr:float|None=None, # learning rate (default: the Learner's)
+                            stall:float=0.03, # the loss has stalled when it fell less than this share over the last quarter of the run...
+                            min_steps:int=100, # ... judged after this many steps
+                            on_its_way:float=0.25, # still falling at the end of the budget and below this share of step 0: passed
+                            lr:float|None=None, # learning rate (default: the one the user trains with, `user_lr`)
+                            max_items:int|None=16, # items of the first batch to memorize (None: the whole batch)
+                            budget:float|None=None, # seconds (None: no time cap, `max_steps` only)
                            )->CheckResult:
-    "Can a copy of the model drive the loss on one batch near 0? The criterion is the loss, not the accuracy."
-    name = 'overfit one batch'
+    "Can the trainable part of a copy of the model drive the loss on a few items near 0, at the user's rate? The criterion is the loss, not the accuracy."
+    name = 'check_overfit_one_batch'
+    lr = user_lr(learn, lr)
     target = lambda losses: max(atol, rtol * losses[0])
-    run = overfit_one_batch(learn, max_steps, lr, until=lambda losses: losses[-1] <= target(losses))
+    def stalled(losses):
+        return len(losses) >= min_steps and _drop(losses, len(losses) // 4) < stall
+    run = overfit_one_batch(learn, max_steps, lr, until=lambda l: l[-1] <= target(l) or stalled(l), max_items=max_items, budget=budget)
     losses = run['losses']
     first, last = losses[0], losses[-1]
-    quarter_ago = losses[-max(2, len(losses) // 4)]
-    recent_drop = (quarter_ago - last) / quarter_ago if math.isfinite(last) and quarter_ago > 0 else 0.0
-    measured = {'steps': len(losses), 'initial_loss': first, 'final_loss': last, 'drop_last_quarter': recent_drop}
-    if run['accuracies']: measured['batch_accuracy'] = run['accuracies'][-1]
-    threshold = f"loss <= max({atol}, {rtol} x step-0 loss) = {target(losses):.4f} within {max_steps} steps"
+    recent_drop = _drop(losses, max(1, len(losses) // 4)) if len(losses) > 1 else 0.0
+    n_trainable = sum(p.numel() for p in learn.model.parameters() if p.requires_grad)
+    measured = {'steps': len(losses), 'lr': lr, 'initial_loss': first, 'final_loss': last, 'drop_last_quarter': recent_drop,
+                'trainable_params': n_trainable}
+    if run['accuracy'] is not None: measured['batch_accuracy'] = run['accuracy']
+    threshold = (f"loss <= max({atol}, {rtol} x step-0 loss) = {target(losses):.4f}; failed if it stalls (< {pct(stall, 0)} lower "
+                 f"over the last quarter, after {min_steps} steps) above it")
+    items = f"{run['batch_size']} items of the first batch at lr={lr:g} ({n_trainable:,} trainable parameters)"
     if math.isfinite(last) and last <= target(losses):
         return CheckResult(name, 'passed', measured, threshold,
-                           f"the loss on one batch of {run['batch_size']} fell from {first:.4f} to {last:.4f} in {len(losses)} steps.")
-    story = f"after {len(losses)} steps on one batch of {run['batch_size']}, the loss went from {first:.4f} to {last:.4f}, above {target(losses):.4f}"
-    if math.isfinite(last) and recent_drop >= stall:
-        return CheckResult(name, 'warning', measured, threshold,
-            f"{story}, and it is still falling ({recent_drop:.0%} over the last quarter of the run).",
-            "Give it more steps (settings={'check_overfit_one_batch': {'max_steps': 1000}}) or a higher lr to see it reach 0.")
-    accuracy_note = (f", although the batch accuracy is {run['accuracies'][-1]:.2f}: accuracy only checks the argmax"
-                     if run['accuracies'] and run['accuracies'][-1] >= 0.99 else '')
-    how = "became non-finite" if not math.isfinite(last) else f"stalled ({recent_drop:.1%} lower over the last quarter of the run)"
+                           f"the loss on {items} fell from {first:.4f} to {last:.4f} in {len(losses)} steps.")
+    story = f"after {len(losses)} steps on {items}, the loss went from {first:.4f} to {last:.4f}, above {target(losses):.4f}"
+    if math.isfinite(last) and run['stop'] in ('budget', 'steps') and not stalled(losses):
+        why = f"its {budget:.1f} s budget" if run['stop'] == 'budget' else f"its {max_steps} steps"
+        if last <= on_its_way * first:
+            return CheckResult(name, 'passed', measured, threshold,
+                f"{story} when {why} ran out, but it is {last / first:.1%} of step 0 and still falling "
+                f"({pct(recent_drop)} over the last quarter): the model is learning the batch (a verdict with less power than a loss at 0).")
+        return CheckResult(name, 'skipped', measured, threshold,
+            f"inconclusive: {story} when {why} ran out, still falling ({pct(recent_drop)} over the last quarter); "
+            f"too few steps to tell a slow model from a broken one.",
+            "Give it more time: learn.sanity_check(budget=...) or settings={'check_overfit_one_batch': {'budget': 120}}.")
+    accuracy_note = (f", although the batch accuracy is {run['accuracy']:.2f}: accuracy only checks the argmax"
+                     if run['accuracy'] is not None and run['accuracy'] >= 0.99 else '')
+    how = "became non-finite" if not math.isfinite(last) else f"stalled ({pct(recent_drop)} lower over the last quarter of the run)"
     return CheckResult(name, 'failed', measured, threshold,
         f"{story}: it {how}{accuracy_note}.",
-        "A model that cannot memorize one batch has a bug between its outputs and the loss: run check_loss_activation "
-        "(a Softmax before CrossEntropy stalls near 0.74 on 4 classes), check the targets, the frozen layers and the learning rate.")
+        "A model that cannot memorize a few items has a bug between its inputs, its outputs and the loss: run check_loss_activation "
+        "(a Softmax before CrossEntropy stalls near 0.74 on 4 classes), check that the forward uses its input, the targets, "
+        "the frozen layers and the learning rate.")
 
 # %% ../nbs/30_checks.ipynb #750a9844
 def short_run(learn:Learner, # the Learner, left as it is
               lr:float|None=None, # learning rate (default: the Learner's)
               steps:int=50, # optimizer steps, one per training batch
               batches:list|None=None, # the batches to train on (default: the first `steps` of `learn.dls.train`)
+              budget:float|None=None, # seconds; the run stops early when they are spent...
+              min_steps:int=0, # ... or after 3 steps, when this many will not fit in them
              )->dict:
     "A short training run of a copy of the model (the same batches and start for any `lr`): the loss at each step and how far the weights moved"
+    deadline = Deadline(budget)
     if batches is None: batches = training_batches(learn, steps)
     model = model_copy(learn)
     opt = new_optimizer(learn, model, lr)
@@ -307,15 +397,16 @@ def short_run(learn:Learner, # the Learner, left as it is
     with preserve_rng(learn.dls):
         for xb, yb in batches[:steps]:
             opt.zero_grad()
-            loss = learn.loss_func(model(*xb), *yb)
+            loss = learn.loss_func(predict(model, xb), *yb)
             loss.backward()
             opt.step()
             losses.append(loss.item())
-            if not math.isfinite(losses[-1]): break
+            if not math.isfinite(losses[-1]) or deadline.expired: break
+            if budget is not None and len(losses) == 3 and deadline.spent / 3 * min_steps > budget: break
     with torch.no_grad():
         moved = math.sqrt(sum(float(((p - p0).double() ** 2).sum()) for p, p0 in zip(trained, start)))
         size = math.sqrt(sum(float((p0.double() ** 2).sum()) for p0 in start))
-    return {'losses': losses, 'relative_change': moved / size if size > 0 else math.inf}
+    return {'losses': losses, 'relative_change': moved / size if size > 0 else math.inf, 'seconds': deadline.spent}
 
 def _tail(losses, tail): return float(np.mean(losses[-tail:])) if all(map(math.isfinite, losses)) else math.inf
 
@@ -325,7 +416,7 @@ def batch_losses(learn:Learner, # the Learner, left as it is
     "The loss of (a copy of) the model as it is now on each of `batches`, in training mode, without a step"
     model = model_copy(learn)
     with preserve_rng(learn.dls), torch.no_grad():
-        return [learn.loss_func(model(*xb), *yb).item() for xb, yb in batches]
+        return [learn.loss_func(predict(model, xb), *yb).item() for xb, yb in batches]
 
 @register_check(40)
 def check_lr(learn:Learner, # the Learner, left as it is
@@ -333,41 +424,57 @@ def check_lr(learn:Learner, # the Learner, left as it is
              tail:int=10, # the run is judged on the mean loss of its last `tail` steps
              tol:float=0.02, # a tail more than this share above the starting loss fails; less than this share below it warns...
              max_change:float=0.1, # ... unless the weights moved by more than this share of their norm: the steps overshoot
-             lr:float|None=None, # learning rate (default: the Learner's)
+             lr:float|None=None, # learning rate (default: the one the user trains with, `user_lr`)
+             min_steps:int=12, # fewer steps than this in the budget: inconclusive
+             budget:float|None=None, # seconds (None: no time cap); the run is cut to what fits
             )->CheckResult:
-    "Does a short run at the Learner's learning rate end below where it started? A loss that hovers above its start points first at a rate too high."
-    name = 'learning rate'
-    if lr is None: lr = getattr(learn.opt_func, 'keywords', {}).get('lr', learn.lr)
+    "Does a short run at the user's learning rate end below where it started? A loss that hovers above its start points first at a rate too high."
+    name = 'check_lr'
+    deadline = Deadline(budget)
+    lr = user_lr(learn, lr)
     batches = training_batches(learn, steps)
-    run = short_run(learn, lr, steps, batches)
+    # most of the budget to the run; the rest to score the starting weights on its last batches (forward passes only)
+    run = short_run(learn, lr, steps, batches, budget=None if budget is None else 0.8 * deadline.left, min_steps=min(min_steps, steps))
     losses = run['losses']
+    if len(losses) < min(min_steps, steps) and all(map(math.isfinite, losses)):
+        return CheckResult(name, 'skipped', {'lr': lr, 'steps': len(losses)}, None,
+            f"inconclusive: only {len(losses)} of the {steps} steps it wanted fit in its {budget:.1f} s budget, too few to tell "
+            f"the loss's trend from batch-to-batch noise.",
+            "Give it more time: learn.sanity_check(budget=...) or settings={'check_lr': {'budget': 60}}.")
+    tail = min(tail, max(1, len(losses) // 3))
     end = _tail(losses, tail)
     # the starting weights on the same tail batches: the run's own start, without the batch-to-batch noise of step 0 alone
-    start = float(np.mean(batch_losses(learn, batches[:steps][-tail:])))
+    start = float(np.mean(batch_losses(learn, batches[:len(losses)][-tail:])))
     ratio = end / start if math.isfinite(end) and start > 0 else math.inf
+    trained = has_trained(learn)
     measured = {'lr': lr, 'steps': len(losses), 'step0_loss': losses[0], 'start_loss_tail_batches': start, 'tail_loss': end,
-                'tail_over_start': ratio, 'relative_weight_change': run['relative_change'], 'share_above_step0': float(np.mean([l > losses[0] for l in losses[1:]])) if len(losses) > 1 else 0.0}
+                'tail_over_start': ratio, 'relative_weight_change': run['relative_change'],
+                'share_above_step0': float(np.mean([l > losses[0] for l in losses[1:]])) if len(losses) > 1 else 0.0}
     threshold = (f"mean loss of the last {tail} steps < (1 - {tol}) x the starting weights' loss on those batches; "
-                 f"if not, weights moved < {max_change:.0%} (too low) or more (too high)")
+                 f"if not, weights moved < {pct(max_change, 0)} (too low) or more (too high)")
+    power = f" (only {len(losses)} of the {steps} steps it wanted fit in its {budget:.1f} s budget)" if len(losses) < steps and math.isfinite(end) else ''
     story = f"a {len(losses)}-step run of a copy at lr={lr:g}"
+    fix_high = f"Lower the learning rate (learn.lr, or fit's lr): try {lr / 10:g}, or find the band with lr_sweep(learn)."
     if not math.isfinite(ratio) or ratio > 1 + tol:
         how = "became non-finite" if not math.isfinite(end) else \
               (f"hovers above its start: the mean of its last {tail} steps is {end:.4f}, {ratio:.2f} times the {start:.4f} the starting "
-               f"weights score on the same batches (step 0: {losses[0]:.4f}, exceeded on {measured['share_above_step0']:.0%} of the steps)")
-        return CheckResult(name, 'failed', measured, threshold, f"{story}: the loss {how}.",
-            f"Lower the learning rate (learn.lr, or fit's lr): try {lr / 10:g}, or find the band with lr_sweep(learn).")
+               f"weights score on the same batches (step 0: {losses[0]:.4f}, exceeded on {pct(measured['share_above_step0'], 0)} of the steps)")
+        return CheckResult(name, 'failed', measured, threshold, f"{story}: the loss {how}{power}.", fix_high)
     if ratio > 1 - tol and run['relative_change'] > max_change:
         return CheckResult(name, 'failed', measured, threshold,
-            f"{story}: the weights moved by {run['relative_change']:.0%} of their norm, and the loss did not go down "
-            f"(mean of the last {tail} steps {end:.4f}, {ratio:.3f} times the starting {start:.4f}): the steps overshoot.",
-            f"Lower the learning rate (learn.lr, or fit's lr): try {lr / 10:g}, or find the band with lr_sweep(learn).")
+            f"{story}: the weights moved by {pct(run['relative_change'], 0)} of their norm, and the loss did not go down "
+            f"(mean of the last {tail} steps {end:.4f}, {ratio:.3f} times the starting {start:.4f}): the steps overshoot{power}.", fix_high)
+    if ratio > 1 - tol and trained:
+        return CheckResult(name, 'passed', measured, threshold,
+            f"{story} kept the loss level ({ratio:.3f} times the starting {start:.4f}) without overshooting; {trained}, "
+            f"so a level loss is expected, not a sign of a rate too low{power}.")
     if ratio > 1 - tol:
         return CheckResult(name, 'warning', measured, threshold,
             f"{story}: the loss barely moved (mean of the last {tail} steps {end:.4f}, {ratio:.3f} times the starting {start:.4f}), "
-            f"and the weights by {run['relative_change']:.2%} of their norm.",
-            "The rate may be too low (or the model already trained): compare rates with lr_sweep(learn).")
+            f"and the weights by {pct(run['relative_change'], 2)} of their norm{power}.",
+            "The rate may be too low: compare rates with lr_sweep(learn), and pass the rate you train with: learn.sanity_check(lr=...).")
     return CheckResult(name, 'passed', measured, threshold,
-                       f"{story} took the loss from {start:.4f} to {end:.4f} (mean of the last {tail} steps, same batches).")
+                       f"{story} took the loss from {start:.4f} to {end:.4f} (mean of the last {tail} steps, same batches){power}.")
 
 # %% ../nbs/30_checks.ipynb #26394e27
 class LRSweep(ResultTable):
@@ -436,12 +543,26 @@ def _user_cbs(learn):
     progress_cb = progress.ProgressCallback if progress is not None else ()
     return [cb for cb in learn.cbs if type(cb) not in defaults.callbacks and not isinstance(cb, progress_cb)]
 
+def _copy_training_state(learn, clone):
+    "Give `clone` what a real next fit of `learn` starts from and `deepcopy` drops: each parameter's `.grad`, the optimizer's state and hyper-parameters"
+    pairs = list(zip(learn.model.parameters(), clone.model.parameters()))
+    for p, q in pairs: q.grad = None if p.grad is None else p.grad.detach().clone()
+    if learn.opt is None: return
+    if isinstance(learn.opt, OptimWrapper):
+        clone.opt.opt.load_state_dict(copy.deepcopy(learn.opt.opt.state_dict()))
+        return
+    twin = dict((id(p), q) for p, q in pairs)
+    for p, state in list(learn.opt.state.items()):
+        if id(p) in twin: clone.opt.state[twin[id(p)]] = {k: v.detach().clone() if isinstance(v, torch.Tensor) else copy.deepcopy(v)
+                                                        for k, v in state.items()}
+    for h_clone, h in zip(clone.opt.hypers, learn.opt.hypers): h_clone.update(copy.deepcopy(h))
+
 def learner_copy(learn:Learner, # the Learner to copy
                  path, # where the copy saves files (a temporary folder: the copy must not overwrite the user's)
                 )->Learner:
-    "A Learner on the same DataLoaders with copies of the model, of the user's callbacks and of the optimizer's frozen groups"
+    "A Learner on the same DataLoaders with copies of the model, of the user's callbacks, and of the training state a next fit starts from (gradients, optimizer state, frozen groups)"
     refuse_built_optimizer(learn) # `create_opt` would hand the copy the user's own optimizer
-    memo = {id(learn): None, id(learn.dls): learn.dls}
+    memo = computed_tensors_memo(learn.model, {id(learn): None, id(learn.dls): learn.dls})
     model, cbs = copy.deepcopy((learn.model, _user_cbs(learn)), memo) # one copy: callbacks that hold layers get the copied layers
     for cb in cbs: cb.__dict__.pop('learn', None)
     clone = Learner(learn.dls, model, loss_func=learn.loss_func, opt_func=learn.opt_func, lr=learn.lr, splitter=learn.splitter,
@@ -449,14 +570,17 @@ def learner_copy(learn:Learner, # the Learner to copy
                     train_bn=learn.train_bn, moms=learn.moms)
     clone.create_opt()
     if learn.opt is not None: clone.opt.frozen_idx = getattr(learn.opt, 'frozen_idx', 0)
+    _copy_training_state(learn, clone)
     return clone
 
 @register_check(90)
 def check_frozen(learn:Learner, # the Learner, left as it is
                  n_batches:int=4, # training batches of the short fit
+                 lr:float|None=None, # learning rate of the fit (default: the one the user trains with, `user_lr`)
+                 budget:float|None=None, # seconds (unused: `n_batches` steps)
                 )->CheckResult:
-    "After a short fit of a copy (the user's callbacks included), are frozen parameters and the running statistics of frozen normalization layers unchanged?"
-    name = 'frozen really frozen'
+    "After a short fit of a copy that starts where the user's next fit starts (their callbacks, gradients, optimizer state and weight decay), are frozen parameters and the running statistics of frozen normalization layers unchanged?"
+    name = 'check_frozen'
     frozen = set(frozen_modules(learn))
     param_names = [n for n, p in learn.model.named_parameters() if not p.requires_grad]
     norm_layers = set(stat_norm_layers(learn.model))
@@ -464,6 +588,9 @@ def check_frozen(learn:Learner, # the Learner, left as it is
     if not param_names and not norm_names:
         return CheckResult(name, 'skipped', message="nothing is frozen: no parameter has requires_grad=False and learn.opt has no frozen "
                            "parameter group (learn.freeze() makes some).")
+    lr = user_lr(learn, lr)
+    originals = dict(learn.model.named_parameters())
+    stale = [n for n in param_names if originals[n].grad is not None]
     with preserve_rng(learn.dls), loaders_kept(learn.dls), tempfile.TemporaryDirectory() as tmp:
         clone = learner_copy(learn, path=tmp)
         params, modules = dict(clone.model.named_parameters()), dict(clone.model.named_modules())
@@ -472,40 +599,49 @@ def check_frozen(learn:Learner, # the Learner, left as it is
         stats_before = stats()
         n_epochs = -(-n_batches // max(1, len(learn.dls.train)))
         no_bar = clone.no_bar() if hasattr(clone, 'no_bar') else contextlib.nullcontext() # no bar to hide unless fastai.callback.progress is imported
-        with no_bar, clone.no_logging(): clone.fit(n_epochs, cbs=_StopAfter(n_batches))
+        with no_bar, clone.no_logging(): clone.fit(n_epochs, lr=lr, cbs=_StopAfter(n_batches))
         stats_after = stats()
     param_moves = {n: float((params[n].detach() - params_before[n]).abs().max()) for n in param_names}
     stat_moves = {n: [float((a - b).abs().max()) for a, b in zip(stats_after[n], stats_before[n])] for n in norm_names}
     moved_params = [n for n, d in param_moves.items() if d > 0]
     moved_norms = [n for n, (dm, dv) in stat_moves.items() if dm > 0 or dv > 0]
-    measured = {'batches': n_batches, 'frozen_params': len(param_names), 'frozen_norm_layers': len(norm_names),
-                'params_changed': len(moved_params), 'norm_layers_moved': len(moved_norms)}
+    measured = {'batches': n_batches, 'lr': lr, 'frozen_params': len(param_names), 'frozen_norm_layers': len(norm_names),
+                'frozen_with_stale_grad': len(stale), 'params_changed': len(moved_params), 'norm_layers_moved': len(moved_norms)}
     if moved_params: measured['max_param_change'] = max(param_moves.values())
     if moved_norms: measured['max_running_stat_change'] = max(max(v) for v in stat_moves.values())
     threshold = "no change"
     if not moved_params and not moved_norms:
         return CheckResult(name, 'passed', measured, threshold,
             f"{len(param_names)} frozen parameter tensors and the running statistics of {len(norm_names)} frozen normalization "
-            f"layers are unchanged after {n_batches} training batches.")
+            f"layers are unchanged after {n_batches} training batches at lr={lr:g}"
+            + (f" ({len(stale)} of them carry a gradient from an earlier fit, replayed)." if stale else "."))
     paths = module_paths(learn.model)
-    originals = dict(learn.model.named_modules())
-    evidence = [f"{paths[originals[n]]}: running_mean moved by {stat_moves[n][0]:.4f}, running_var by {stat_moves[n][1]:.4f}"
+    modules_orig = dict(learn.model.named_modules())
+    evidence = [f"{paths[modules_orig[n]]}: running_mean moved by {stat_moves[n][0]:.4g}, running_var by {stat_moves[n][1]:.4g}"
                 for n in moved_norms][:3]
-    evidence += [f"model.{n} changed by {param_moves[n]:.4g} although requires_grad=False" for n in moved_params][:3]
+    stale_moved = [n for n in moved_params if n in stale]
+    evidence += [f"model.{n} changed by {param_moves[n]:.4g} although requires_grad=False"
+                 + (" (it still holds the .grad of an earlier fit)" if n in stale else '') for n in moved_params][:3]
     fixes = []
     if moved_norms: fixes.append("keep frozen normalization layers in eval mode during training: Learner(..., train_bn=False, cbs=BnFreeze()) "
                                  "(fastai's BnFreeze skips layers whose parameters train_bn=True keeps trainable), or a callback that "
                                  "calls .eval() on them after every model.train()")
-    if moved_params: fixes.append("find what updates the frozen parameters (a callback that unfreezes, an in-place update in forward, "
-                                  "an optimizer that steps parameters without gradients)")
+    if stale_moved: fixes.append(f"{len(stale_moved)} frozen parameters kept the gradient of an earlier fit, and fastai's optimizer steps "
+                                 f"every parameter whose .grad is not None (weight decay, momentum): clear them after freezing "
+                                 f"(`for p in learn.model.parameters(): p.grad = None if not p.requires_grad else p.grad`), "
+                                 f"or freeze with learn.linear_probe(), whose FrozenTrunk does it at every fit")
+    if len(stale_moved) < len(moved_params):
+        fixes.append("find what updates the frozen parameters (a callback that unfreezes, an in-place update in forward, "
+                     "an optimizer that steps parameters without gradients)")
+    fix = '; '.join(fixes)
     return CheckResult(name, 'failed', measured, threshold,
-        f"during {n_batches} training batches of a copy of the Learner, {len(moved_norms)} of {len(norm_names)} frozen normalization "
-        f"layers and {len(moved_params)} of {len(param_names)} frozen parameters changed: " + '; '.join(evidence) + '.',
-        '; '.join(fixes)[:1].upper() + '; '.join(fixes)[1:] + '.')
+        f"during {n_batches} training batches of a copy of the Learner at lr={lr:g}, {len(moved_norms)} of {len(norm_names)} frozen "
+        f"normalization layers and {len(moved_params)} of {len(param_names)} frozen parameters changed: " + '; '.join(evidence) + '.',
+        fix[:1].upper() + fix[1:] + '.')
 
 # %% ../nbs/30_checks.ipynb #90873ace
 class SanityCheckWarning(ParanoidWarning):
-    "A sanity check failed or warned, and `learn.sanity_check(on_fail='warn')` was asked to say so"
+    "A sanity check failed, warned or crashed, and `learn.sanity_check(on_fail='warn')` was asked to say so"
 
 class SanityCheckError(ParanoidError):
     "One or more sanity checks failed under `learn.sanity_check(on_fail='raise')`; `.report` holds every result"
@@ -517,32 +653,44 @@ class SanityCheckError(ParanoidError):
 
 # %% ../nbs/30_checks.ipynb #81008cd0
 class SanityReport:
-    "The results of `learn.sanity_check()`: a table in a terminal or a notebook, and the `CheckResult`s by position or name"
+    "The results of `learn.sanity_check()`: a table in a terminal or a notebook, and the `CheckResult`s by position or check name"
     def __init__(self, results:list, # one `CheckResult` per check
                  seconds:list, # time each check took
-                 errors:dict|None=None, # check name -> traceback, for checks that raised
+                 tracebacks:dict|None=None, # check name -> traceback, for checks that raised (verdict 'error')
+                 budget:float|None=None, # the time budget the checks shared
                 ):
-        self.results, self.seconds, self.errors = list(results), list(seconds), errors or {}
+        self.results, self.seconds, self.tracebacks, self.budget = list(results), list(seconds), tracebacks or {}, budget
+    def having(self, verdict:str)->list:
+        "The results with `verdict`"
+        return [r for r in self.results if r.verdict == verdict]
     @property
-    def failed(self)->list: return [r for r in self.results if r.verdict == 'failed']
+    def failed(self)->list: return self.having('failed')
     @property
-    def warnings(self)->list: return [r for r in self.results if r.verdict == 'warning']
+    def warnings(self)->list: return self.having('warning')
+    @property
+    def errors(self)->list: return self.having('error')
+    @property
+    def skipped(self)->list: return self.having('skipped')
     @property
     def ok(self)->bool: return not self.failed
+    @property
+    def names(self)->list: return [r.name for r in self.results]
     def __len__(self): return len(self.results)
     def __iter__(self): return iter(self.results)
+    def __contains__(self, name): return name in self.names
     def __getitem__(self, key):
         if isinstance(key, str):
             match = [r for r in self.results if r.name == key]
-            if not match: raise KeyError(f"no check named {key!r} in this report; it has {[r.name for r in self.results]}.")
+            if not match: raise KeyError(f"no check named {key!r} in this report; it has {self.names}.")
             return match[0]
         return self.results[key]
     @property
     def table(self)->ResultTable:
         rows = [r.as_row() | {'seconds': f"{s:.2f}"} for r, s in zip(self.results, self.seconds)]
-        counts = ', '.join(f"{sum(r.verdict == v for r in self.results)} {v}" for v in ('passed', 'failed', 'warning', 'skipped'))
+        counts = ', '.join(f"{len(self.having(v))} {v}" for v in VERDICTS if v == 'passed' or self.having(v))
+        total = f"{sum(self.seconds):.1f} s" + (f" of a {self.budget:g} s budget" if self.budget is not None else '')
         return ResultTable(rows, columns=['check', 'verdict', 'measured', 'threshold', 'seconds', 'message', 'fix'],
-                           title=f"Sanity check: {counts}")
+                           title=f"Sanity check: {counts} ({total})")
     def __repr__(self): return str(self.table)
     def _repr_html_(self): return self.table._repr_html_()
 
@@ -559,41 +707,65 @@ def _resolve_checks(checks):
         res.append(c)
     return res
 
+def default_budget(learn:Learner)->float:
+    "Seconds `learn.sanity_check()` gives its checks by default: 60 on CPU, 30 on a GPU"
+    device = next(iter(learn.model.parameters()), torch.empty(0)).device
+    return 30.0 if device.type == 'cuda' else 60.0
+
+# each check's share of the budget (relative weights; a check that ends early leaves its time to the ones after it)
+BUDGET_WEIGHTS = {'check_loss_at_init': 0.5, 'check_loss_activation': 0.25, 'check_overfit_one_batch': 3, 'check_lr': 2,
+                  'check_label_leak': 3, 'check_split_duplicates': 1, 'check_input_normalization': 0.25,
+                  'check_batch_independence': 0.5, 'check_frozen': 1}
+
+def _accepts(fn, arg): return arg in inspect.signature(fn).parameters
+
 @patch
 def sanity_check(self:Learner,
                  checks:list|None=None, # check functions or their names (default: every registered check, in order)
-                 on_fail:str|None='warn', # 'warn': a SanityCheckWarning per failed or warning check; 'raise': SanityCheckError if any failed (warnings still warn); None: only report
+                 on_fail:str|None='warn', # 'warn': a SanityCheckWarning per failed, warning or crashed check; 'raise': SanityCheckError if any failed (the others still warn); None: only report
                  settings:dict|None=None, # check name -> keyword arguments for it, e.g. {'check_overfit_one_batch': {'max_steps': 500}}
                  progress:bool=True, # show a progress bar
+                 lr:float|None=None, # the learning rate you train with (default: learn.lr), for the checks that train
+                 budget:float|None=None, # seconds for all the checks together (default: `default_budget`, 60 on CPU); checks cut their steps and items to fit
                 )->SanityReport:
-    "Run sanity checks on copies of this Learner's model, with its data and loss, and report: the Learner is left exactly as it was"
+    "Run sanity checks on copies of this Learner's model, with its data and loss, within a time budget, and report: the Learner is left exactly as it was"
     if on_fail not in ('warn', 'raise', None):
         raise ValueError(f"sanity_check: on_fail={on_fail!r}; use 'warn', 'raise' or None (only report).")
+    if budget is not None and not budget > 0: raise ValueError(f"sanity_check: budget={budget!r}; give the seconds the checks may take, > 0.")
     fns = _resolve_checks(checks)
     settings = dict(settings or {})
     unknown = set(settings) - {fn.__name__ for fn in fns}
     if unknown: raise ValueError(f"sanity_check: settings for {sorted(unknown)}, which will not run; "
                                  f"the checks are {[fn.__name__ for fn in fns]}.")
-    results, seconds, errors = [], [], {}
+    if budget is None: budget = default_budget(self)
+    deadline = Deadline(budget)
+    results, seconds, tracebacks = [], [], {}
     with preserve_rng(self.dls):
-        for fn in (progress_bar(fns, leave=False) if progress else fns): # fastprogress draws a bar even with display=False
+        for i, fn in enumerate(progress_bar(fns, leave=False) if progress else fns): # fastprogress draws a bar even with display=False
+            name = fn.__name__
+            kwargs = dict(settings.get(name, {}))
+            if lr is not None and _accepts(fn, 'lr'): kwargs.setdefault('lr', lr)
+            if _accepts(fn, 'budget'):
+                weights = [BUDGET_WEIGHTS.get(f.__name__, 1) for f in fns[i:]]
+                kwargs.setdefault('budget', max(deadline.left, 0.0) * weights[0] / sum(weights))
             start = time.perf_counter()
             try:
-                res = fn(self, **settings.get(fn.__name__, {}))
+                res = fn(self, **kwargs)
                 if not isinstance(res, CheckResult):
-                    raise TypeError(f"{fn.__name__} returned {type(res).__name__}, not a CheckResult")
+                    raise TypeError(f"{name} returned {type(res).__name__}, not a CheckResult")
+                if res.name != name: res.name = name # one name per check: the function's, as in checks=[...] and settings
             except Exception as e:
-                errors[fn.__name__] = traceback.format_exc()
-                res = CheckResult(fn.__name__, 'failed', {'exception': type(e).__name__},
-                                  message=f"{fn.__name__} raised {type(e).__name__}: {e}",
-                                  fix=f"The check could not run on this Learner: read the exception (report.errors[{fn.__name__!r}] "
-                                      f"holds the traceback), or leave the check out with checks=[...].")
+                tracebacks[name] = traceback.format_exc()
+                res = CheckResult(name, 'error', {'exception': type(e).__name__},
+                                  message=f"{name} raised {type(e).__name__}: {e}",
+                                  fix=f"The check could not run on this Learner, so it says nothing about it: read the traceback "
+                                      f"(report.tracebacks[{name!r}]), or leave the check out with checks=[...].")
             results.append(res)
             seconds.append(time.perf_counter() - start)
-    report = SanityReport(results, seconds, errors)
+    report = SanityReport(results, seconds, tracebacks, budget)
     if on_fail is not None:
         for r in report.results:
-            if r.verdict == 'warning' or (r.verdict == 'failed' and on_fail == 'warn'):
-                warnings.warn(f"{r.name} {r.verdict}: {r.message} {r.fix}", SanityCheckWarning, stacklevel=2)
+            if r.verdict in ('warning', 'error') or (r.verdict == 'failed' and on_fail == 'warn'):
+                emit(f"{r.name} {r.verdict}: {r.message} {r.fix}", SanityCheckWarning, stacklevel=2)
     if on_fail == 'raise' and report.failed: raise SanityCheckError(report)
     return report

@@ -246,12 +246,12 @@ class ResultTable:
 # %% ../nbs/00_core.ipynb #19cfa4bd
 from dataclasses import dataclass, field
 
-VERDICTS = ('passed', 'failed', 'warning', 'skipped')
+VERDICTS = ('passed', 'failed', 'warning', 'skipped', 'error') # 'error': the check itself crashed, so it says nothing about the Learner
 
 @dataclass
 class CheckResult:
     "What a check measured, what it was judged against, and its verdict"
-    name: str # the check, e.g. 'loss at init'
+    name: str # the check's one name, as in `learn.sanity_check(checks=[...])`, e.g. 'check_loss_at_init'
     verdict: str # one of `VERDICTS`
     measured: dict = field(default_factory=dict) # the numbers that decided the verdict
     threshold: object = None # what they were judged against

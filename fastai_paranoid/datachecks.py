@@ -4,7 +4,7 @@
 
 # %% ../nbs/31_datachecks.ipynb #2e372f3f
 from __future__ import annotations
-import copy, hashlib, math
+import copy, hashlib, math, time
 import torch
 from torch import nn
 from .core import CheckResult, register_check, preserve_rng, module_paths
@@ -26,13 +26,49 @@ def _n_inp(dls)->int:
     try: return int(dls.n_inp)
     except Exception: return 1
 
+def computed_tensors_memo(model:nn.Module, # the model about to be deep-copied
+                          memo:dict|None=None, # a `copy.deepcopy` memo to add to
+                         )->dict:
+    "A `deepcopy` memo mapping the computed (non-leaf) tensors that modules hold as attributes to detached copies: `deepcopy` refuses them"
+    memo = {} if memo is None else memo
+    for m in model.modules():
+        for v in vars(m).values():
+            for t in (v if isinstance(v, (list, tuple)) else [v]):
+                if isinstance(t, torch.Tensor) and not t.is_leaf: memo.setdefault(id(t), t.detach().clone())
+    return memo
+
+def copy_model(model:nn.Module)->nn.Module:
+    "`copy.deepcopy(model)`, also for modules that keep the tensors of their last forward (fastai's `WeightDropout` in AWD-LSTM does)"
+    return copy.deepcopy(model, computed_tensors_memo(model))
+
+class RaggedItems(ValueError):
+    "The items of a DataLoader come in batches of different shapes (padded per batch): they cannot be put side by side"
+
+class Deadline:
+    "A check's time budget: seconds `spent` since it was made, seconds `left` (inf without a budget), `expired`"
+    def __init__(self, seconds:float|None=None): # the budget (None: no limit)
+        self.seconds, self.start = seconds, time.perf_counter()
+    @property
+    def spent(self)->float: return time.perf_counter() - self.start
+    @property
+    def left(self)->float: return math.inf if self.seconds is None else self.seconds - self.spent
+    @property
+    def expired(self)->bool: return self.left <= 0
+
+def pct(x:float, digits:int=1)->str:
+    "`x` as a percentage with `digits` decimals, never '-0.0%'"
+    s = f"{x:.{digits}%}"
+    return s[1:] if s.startswith('-') and float(s[1:-1]) == 0 else s
+
 # %% auto #0
-__all__ = ['served_items', 'check_label_leak', 'check_split_duplicates', 'check_input_normalization', 'check_batch_independence']
+__all__ = ['computed_tensors_memo', 'copy_model', 'RaggedItems', 'Deadline', 'pct', 'served_items', 'check_label_leak',
+           'check_split_duplicates', 'check_input_normalization', 'check_batch_independence']
 
 # %% ../nbs/31_datachecks.ipynb #4b8d33bb
 def served_items(learn, # the Learner whose DataLoaders are read
                  ds_idx:int=0, # 0: training DataLoader, 1: validation
                  max_items:int|None=None, # stop after this many items (None: all)
+                 deadline:Deadline|None=None, # stop after the batch during which it expires
                 )->tuple:
     "`(inputs, targets)`: tuples of tensors of the items `learn.dls[ds_idx]` serves after its pipeline, in dataset order, leaving every RNG and the DataLoader as they were"
     dl = learn.dls[ds_idx]
@@ -45,9 +81,28 @@ def served_items(learn, # the Learner whose DataLoaders are read
             batches.append([_plain(t) for t in b])
             seen += len(batches[-1][0])
             if max_items is not None and seen >= max_items: break
+            if deadline is not None and deadline.expired: break
     if not batches: raise ValueError(f"served_items: learn.dls[{ds_idx}] serves no items; give it a non-empty dataset.")
+    for i in range(len(batches[0])):
+        shapes = {tuple(b[i].shape[1:]) for b in batches}
+        if len(shapes) > 1:
+            raise RaggedItems(f"learn.dls[{ds_idx}] serves column {i} in batches of different shapes {sorted(shapes)[:3]} "
+                              f"(padded per batch, as fastai's text loaders do): its items cannot be compared across batches.")
     cols = [torch.cat([b[i] for b in batches])[:max_items] for i in range(len(batches[0]))]
     return tuple(cols[:n_inp]), tuple(cols[n_inp:])
+
+def _n_items(learn, ds_idx:int)->int:
+    "How many items `learn.dls[ds_idx]` holds (0 for a missing loader)"
+    try: return len(learn.dls[ds_idx].dataset)
+    except (IndexError, TypeError, AttributeError): return 0
+
+def _empty_split(learn, name:str, threshold=None):
+    "A 'skipped' result when the training or validation set is empty, else None"
+    empty = [s for i, s in enumerate(('training', 'validation')) if _n_items(learn, i) == 0]
+    if not empty: return None
+    return CheckResult(name, 'skipped', {'n_train': _n_items(learn, 0), 'n_valid': _n_items(learn, 1)}, threshold,
+                       f"the {' and '.join(empty)} set is empty: this check compares the two splits.",
+                       "Give the DataLoaders a validation set (e.g. RandomSplitter(valid_pct=0.2)) to run it.")
 
 def _item_hashes(xs:tuple)->list:
     "One digest per item of the input tensors `xs` (bytes, dtype and shape of each input)"
@@ -85,16 +140,36 @@ def _scrambled_labels(keys, labels, generator):
     new = {k: distinct[order[p]] for k, p in zip(order, perm)}
     return torch.tensor([new[k] for k in keys])
 
-def _fit_scrambled(model, loss_func, x_train, y_train, steps, bs, lr):
-    "Adam on random minibatches of `(x_train, y_train)`; the caller seeds and preserves the RNGs"
+def _fit_scrambled(model, loss_func, x_train, y_train, steps, bs, lr, deadline=None, check_every:int=25, memorized:float=0.98,
+                   min_steps:int=0):
+    "Adam on random minibatches of `(x_train, y_train)` for `steps` steps, until `deadline` expires (or after 3 steps, when `min_steps` will not fit in it) or the model has memorized them (checked on 64 items every `check_every` steps); the caller seeds and preserves the RNGs. Returns the steps run."
     opt = torch.optim.Adam(model.parameters(), lr=lr)
-    model.train()
+    probe = torch.randperm(len(y_train))[:64]
+    done = 0
     for _ in range(steps):
+        model.train()
         idx = torch.randint(0, len(y_train), (bs,))
         opt.zero_grad()
         loss_func(model(x_train[idx]), y_train[idx]).backward()
         opt.step()
+        done += 1
+        if deadline is not None and deadline.expired: break
+        if deadline is not None and deadline.seconds is not None and done == 3 and deadline.spent / 3 * min_steps > deadline.seconds: break # min_steps will not fit
+        if done % check_every == 0:
+            model.eval()
+            with torch.no_grad(): acc = (_first_tensor(model(x_train[probe])).argmax(-1) == y_train[probe]).float().mean().item()
+            if acc >= memorized: break
     model.eval()
+    return done
+
+def _near_copies(x_train, x_valid, near:float)->tuple:
+    "For each validation item, its nearest training item and whether it is a near copy: closer than `near` x the median distance between training items and their nearest neighbours"
+    a, b = x_train.flatten(1).float(), x_valid.flatten(1).float()
+    within = torch.cdist(a, a)
+    within.fill_diagonal_(math.inf)
+    typical = within.min(1).values.median()
+    dist, nearest = torch.cdist(b, a).min(1)
+    return nearest, dist <= near * typical
 
 def _accuracy_and_chance(model, x, y, bs=1024):
     "Accuracy of `model` on `(x, y)`, and its expected value if predictions were independent of the labels"
@@ -107,43 +182,73 @@ def _accuracy_and_chance(model, x, y, bs=1024):
 
 @register_check(50)
 def check_label_leak(learn, # the Learner whose split is tested (on copies of its model and loss)
-                     steps:int=300, # Adam steps per repeat
+                     steps:int=300, # Adam steps per repeat (fewer when the budget is short)
                      repeats:int=3, # independent scrambles (labels, initial weights, minibatches)
-                     lr:float=3e-3, # Adam learning rate
+                     fit_lr:float=3e-3, # Adam learning rate of the copies (the test's own, not the user's)
                      bs:int|None=None, # minibatch size (default: the training DataLoader's)
                      max_train:int|None=512, # train on a random subset of this many training items (easier to memorize: more power per step)
+                     max_valid:int|None=2000, # score on at most this many validation items
                      alpha:float=1e-3, # one-sided p-value below which validation accuracy is above chance: failed
                      warn_alpha:float=0.05, # p-value below which the excess is suggestive, not settled: warning
                      min_gap:float=0.02, # and by at least this much accuracy
                      min_fit:float=0.1, # scrambled training labels the model must fit above chance for the test to have power
+                     min_steps:int=50, # fewer steps than this in the budget: inconclusive, said after 3 steps instead of spending the budget
+                     near:float=0.05, # a validation item closer to a training item than this share of the typical distance between training items is a near copy: it shares its scrambled label
                      seed:int=0, # seed of the scrambles and the copies' initial weights
+                     budget:float|None=None, # seconds (None: no time cap); the copies train for as many steps as fit
                     )->CheckResult:
     "Shuffled-label leak test: a fresh copy of the model trained on labels scrambled at the source must score chance on validation"
-    name = 'shuffled-label leak'
+    name = 'check_label_leak'
+    deadline = Deadline(budget)
     threshold = (f"one-sided p < {alpha} and >= {min_gap} above chance: failed; p < {warn_alpha}: warning; "
-                 f"the copies must fit the scrambled training labels >= {min_fit} above chance")
-    (train_xs, train_ys), (valid_xs, valid_ys) = served_items(learn, 0), served_items(learn, 1)
+                 f"the copies must fit the scrambled training labels >= {min_fit} above chance, else inconclusive")
+    empty = _empty_split(learn, name, threshold)
+    if empty is not None: return empty
+    reading = Deadline(None if budget is None else 0.2 * budget)
+    try: (train_xs, train_ys), (valid_xs, valid_ys) = served_items(learn, 0, deadline=reading), served_items(learn, 1, max_valid, reading)
+    except RaggedItems as err: return CheckResult(name, 'skipped', {}, threshold, str(err))
     y_train, y_valid = _class_labels(train_ys), _class_labels(valid_ys)
     if len(train_xs) != 1 or y_train is None or y_valid is None:
         return CheckResult(name, 'skipped', {}, threshold, "Needs one input and single-label class targets (integers); this Learner has other inputs or targets.")
     x_train, x_valid = train_xs[0], valid_xs[0]
     keys = _item_hashes((torch.cat([x_train, x_valid]),))
     labels = torch.cat([y_train, y_valid])
+    # one subset for every repeat; near copies (augmented, re-encoded) of its items are given their item's key, so they share its scrambled label
+    subset = torch.randperm(len(y_train), generator=torch.Generator().manual_seed(seed))[:max_train or len(y_train)]
+    n_near = 0
+    if x_train.is_floating_point():
+        nearest, is_near = _near_copies(x_train[subset], x_valid, near)
+        for j in torch.nonzero(is_near).flatten().tolist():
+            twin = keys[int(subset[nearest[j]])]
+            if keys[len(y_train) + j] != twin: n_near += 1
+            keys[len(y_train) + j] = twin
     device = next(iter(learn.model.parameters()), torch.empty(0)).device
-    x_train, x_valid = x_train.to(device), x_valid.to(device)
+    x_train, x_valid, subset = x_train.to(device), x_valid.to(device), subset.to(device)
     bs = min(bs or learn.dls.train.bs or 64, len(y_train), max_train or len(y_train))
-    train_accs, valid_accs, chances, train_chances = [], [], [], []
+    train_accs, valid_accs, chances, train_chances, steps_run, short = [], [], [], [], [], False
     with preserve_rng(learn.dls):
         for r in range(repeats):
             g = torch.Generator().manual_seed(seed + r)
             scrambled = _scrambled_labels(keys, labels, g)
             ytr, yva = scrambled[:len(y_train)].to(device), scrambled[len(y_train):].to(device)
-            subset = torch.randperm(len(ytr), generator=g)[:max_train or len(ytr)].to(device)
             torch.manual_seed(seed + r)
-            model = copy.deepcopy(learn.model)
+            model = copy_model(learn.model)
             _reset_parameters(model)
             for p in model.parameters(): p.requires_grad_(True)
-            _fit_scrambled(model, copy.deepcopy(learn.loss_func), x_train[subset], ytr[subset], steps, bs, lr)
+            # the first repeat finds how many steps fit (its share of what is left, scoring included); the others run as many
+            share = Deadline(None if budget is None else 0.85 * deadline.left / repeats)
+            n = steps if r == 0 else steps_run[0]
+            steps_run.append(_fit_scrambled(model, copy.deepcopy(learn.loss_func), x_train[subset], ytr[subset], n, bs, fit_lr,
+                                            share if r == 0 else None, min_steps=min(min_steps, steps)))
+            if r == 0:
+                short = steps_run[0] < n and (share.expired or steps_run[0] == 3)
+                if short and steps_run[0] < min(min_steps, steps):
+                    per_step = share.spent / steps_run[0]
+                    return CheckResult(name, 'skipped', dict(steps=steps_run[0], seconds_per_step=per_step), threshold,
+                        f"inconclusive: a step of the copies takes {per_step:.2f} s, so only {int(share.seconds / per_step)} of the "
+                        f"{min(min_steps, steps)}+ steps the test needs to memorize scrambled labels fit in its {budget:.1f} s budget.",
+                        f"Give it about {per_step * min(min_steps, steps) * repeats / 0.85:.0f} s: learn.sanity_check(budget=...) or "
+                        f"settings={{'check_label_leak': {{'budget': ...}}}}; or a smaller `max_train`.")
             train_acc, train_chance = _accuracy_and_chance(model, x_train[subset], ytr[subset])
             valid_acc, chance = _accuracy_and_chance(model, x_valid, yva)
             train_accs.append(train_acc)
@@ -156,26 +261,30 @@ def check_label_leak(learn, # the Learner whose split is tested (on copies of it
     z = (mean_valid_acc - mean_chance) / math.sqrt(max(mean_chance * (1 - mean_chance), 1e-12) / n)
     p = _normal_sf(z)
     measured = dict(valid_acc=mean_valid_acc, chance=mean_chance, z=z, p_value=p, train_acc=sum(train_accs) / repeats,
-                    valid_accs=[round(a, 4) for a in valid_accs], n_valid=len(y_valid), repeats=repeats)
+                    valid_accs=[round(a, 4) for a in valid_accs], n_train=len(y_train), n_valid=len(y_valid), repeats=repeats,
+                    steps=steps_run[0], near_copies=n_near)
     sure = f"z = {z:.2f}, one-sided p = {p:.2g} over {repeats} scrambles x {len(y_valid)} validation items"
+    power = f"; the copies trained {steps_run[0]} of the {steps} steps wanted, all its {budget:.1f} s budget allowed" if short else ''
+    near_note = f" ({n_near} validation items are near copies of training items)" if n_near else ''
     if p < alpha and mean_valid_acc - mean_chance >= min_gap:
         return CheckResult(name, 'failed', measured, threshold,
                            f"Trained on labels scrambled at the source, fresh copies of the model score {mean_valid_acc:.4f} on validation "
-                           f"where chance is {mean_chance:.4f} ({sure}): validation items carry information from training items.",
-                           "split first, then oversample or augment; look for copies across the split with check_split_duplicates.")
+                           f"where chance is {mean_chance:.4f} ({sure}): validation items carry information from training items{near_note}.",
+                           "Split first, then oversample or augment; look for copies across the split with check_split_duplicates.")
     if p < warn_alpha and mean_valid_acc > mean_chance:
         return CheckResult(name, 'warning', measured, threshold,
                            f"Trained on labels scrambled at the source, fresh copies of the model score {mean_valid_acc:.4f} on validation "
-                           f"where chance is {mean_chance:.4f} ({sure}): suggestive of a leak, not settled.",
-                           "settle it with more `repeats` and `steps`; look for copies across the split with check_split_duplicates.")
+                           f"where chance is {mean_chance:.4f} ({sure}{power}): suggestive of a leak, not settled.",
+                           "Settle it with more `repeats` and `steps` (and budget); look for copies across the split with check_split_duplicates.")
     if fit_gap < min_fit:
-        return CheckResult(name, 'warning', measured, threshold,
-                           f"The copies fit only {measured['train_acc']:.4f} of the scrambled training labels (chance {sum(train_chances) / repeats:.4f}) "
-                           f"in {steps} steps: a leak would barely show ({sure}).",
-                           "give the test more power: raise `steps` or `lr`, or use a model wide enough to memorize.")
+        return CheckResult(name, 'skipped', measured, threshold,
+                           f"inconclusive: the copies fit only {measured['train_acc']:.4f} of the scrambled training labels "
+                           f"(chance {sum(train_chances) / repeats:.4f}) in {steps_run[0]} steps{power}: a leak would barely show ({sure}).",
+                           "Give the test more power: a larger budget (learn.sanity_check(budget=...)), more `steps`, a higher `fit_lr`, "
+                           "or a smaller `max_train`.")
     return CheckResult(name, 'passed', measured, threshold,
                        f"On scrambled labels, validation sits at chance: {mean_valid_acc:.4f} vs {mean_chance:.4f} ({sure}); "
-                       f"the copies memorized {measured['train_acc']:.4f} of the training labels.")
+                       f"the copies memorized {measured['train_acc']:.4f} of the training labels{power}.")
 
 # %% ../nbs/31_datachecks.ipynb #974ab62c
 def _class_counts(y, n_classes):
@@ -186,10 +295,20 @@ def check_split_duplicates(learn, # the Learner whose training and validation it
                            max_shared:float=0.0, # largest share of validation items allowed to also be training items
                            max_shift:float=0.1, # largest total-variation distance allowed between the splits' class shares
                            n_examples:int=5, # example index pairs reported
+                           budget:float|None=None, # seconds for reading the items (None: all of them); fewer items are compared when short
                           )->CheckResult:
     "Train/valid duplicates: hash every item the DataLoaders serve (after the pipeline); also compare the class balance of the splits"
-    name = 'train/valid duplicates'
-    (x_train, y_train), (x_valid, y_valid) = [served_items(learn, i) for i in (0, 1)]
+    name = 'check_split_duplicates'
+    threshold = f"<= {max_shared:.0%} of validation items also in training; class shares differ by <= {max_shift} (total variation)"
+    empty = _empty_split(learn, name, threshold)
+    if empty is not None: return empty
+    deadline = Deadline(budget)
+    try: (x_train, y_train), (x_valid, y_valid) = [served_items(learn, i, deadline=deadline) for i in (0, 1)]
+    except RaggedItems as err: return CheckResult(name, 'skipped', {}, threshold, str(err))
+    n_all = _n_items(learn, 0), _n_items(learn, 1)
+    cut = len(x_train[0]) < n_all[0] or len(x_valid[0]) < n_all[1]
+    power = (f" (only the first {len(x_train[0])} of {n_all[0]} training and {len(x_valid[0])} of {n_all[1]} validation items "
+             f"were read in its {budget:.1f} s budget)") if cut else ''
     train_hashes, valid_hashes = _item_hashes(x_train), _item_hashes(x_valid)
     first_in_train = {}
     for i, h in enumerate(train_hashes): first_in_train.setdefault(h, i)
@@ -207,20 +326,19 @@ def check_split_duplicates(learn, # the Learner whose training and validation it
         missing = [c for c in range(n_classes) if (ctr[c] == 0) != (cva[c] == 0)]
         measured.update(train_classes=ctr, valid_classes=cva, class_shift=shift)
         if shared: measured['conflicting_labels'] = sum(int(yva[j] != ytr[i]) for j, i in shared)
-    threshold = f"<= {max_shared:.0%} of validation items also in training; class shares differ by <= {max_shift} (total variation)"
     if shared_pct > max_shared:
         examples = ', '.join(f"valid[{j}]=train[{i}]" for j, i in shared[:n_examples])
         return CheckResult(name, 'failed', measured, threshold,
                            f"{len(shared)} of {len(valid_hashes)} validation items ({shared_pct:.1%}) are byte-identical to "
-                           f"training items after the pipeline, e.g. {examples}; validation scores on them measure memory, not generalization.",
-                           "split first, then oversample or augment; drop the copies from the validation set (deduplicate before splitting).")
+                           f"training items after the pipeline, e.g. {examples}; validation scores on them measure memory, not generalization{power}.",
+                           "Split first, then oversample or augment; drop the copies from the validation set (deduplicate before splitting).")
     if missing or shift > max_shift:
         what = f"classes {missing} appear in only one split" if missing else f"class shares differ by {shift:.1%} (total variation) between the splits"
         return CheckResult(name, 'warning', measured, threshold,
-                           f"No shared items, but {what}: train {measured['train_classes']}, valid {measured['valid_classes']}.",
-                           "use a stratified split (e.g. `TrainTestSplitter(stratify=labels)` or `split_per_class`).")
+                           f"No shared items, but {what}: train {measured['train_classes']}, valid {measured['valid_classes']}{power}.",
+                           "Use a stratified split (e.g. `TrainTestSplitter(stratify=labels)` or `split_per_class`).")
     return CheckResult(name, 'passed', measured, threshold,
-                       f"No validation item is a copy of a training item ({len(valid_hashes)} validation, {len(train_hashes)} training items hashed).")
+                       f"No validation item is a copy of a training item ({len(valid_hashes)} validation, {len(train_hashes)} training items hashed){power}.")
 
 # %% ../nbs/31_datachecks.ipynb #f54b031b
 def _channel_stats(x):
@@ -233,9 +351,10 @@ def check_input_normalization(learn, # the Learner whose training batches are me
                               max_abs_mean:float=0.25, # largest |mean| of a channel that counts as centred
                               std_range:tuple=(0.4, 2.5), # range of a channel's std that counts as unit scale
                               n_batches:int=4, # training batches measured
+                              budget:float|None=None, # seconds (unused: a few batches)
                              )->CheckResult:
     "Input normalization: per-channel mean and std of training batches after the pipeline, judged against (0, 1)"
-    name = 'input normalization'
+    name = 'check_input_normalization'
     with preserve_rng(learn.dls):
         dl = learn.dls.train.new()
         batches = []
@@ -261,7 +380,7 @@ def check_input_normalization(learn, # the Learner whose training batches are me
         problems.append(f"{label} {what}: channel {worst} has mean {mean[worst]:.3f}, std {std[worst]:.3f} "
                         f"({len(off)} of {len(mean)} channels outside |mean|<={max_abs_mean}, std in {list(std_range)})")
         stats = ([round(v, 4) for v in mean.tolist()], [round(v, 4) for v in std.tolist()])
-        fixes.append(f"normalize {label} with its training statistics: `batch_tfms=Normalize.from_stats({stats[0]}, {stats[1]})` "
+        fixes.append(f"{'N' if not fixes else 'n'}ormalize {label} with its training statistics: `batch_tfms=Normalize.from_stats({stats[0]}, {stats[1]})` "
                      f"(or `Normalize()` to compute them from a batch), or standardize the tensors before building the DataLoaders")
     if problems:
         return CheckResult(name, 'warning', measured, threshold, '; '.join(problems) + ". Unscaled inputs slow training and make learning rates hard to choose.", '; '.join(fixes) + '.')
@@ -281,28 +400,53 @@ def _off_diagonal(out, inputs, rows):
         if per_row[j].item() > off: off, pair = per_row[j].item(), (i, j)
     return off, diag, pair
 
+def _per_example(t, n):
+    "`t` if it is a tensor in the autograd graph with one row per example, else None"
+    return t if isinstance(t, torch.Tensor) and t.requires_grad and t.ndim >= 1 and len(t) == n else None
+
+def _parent_path(paths:dict, model:nn.Module, module:nn.Module)->str:
+    "The path of the module whose forward calls `module` (the model itself for a top-level child)"
+    names = {m: name for name, m in model.named_modules()}
+    parent = names[module].rpartition('.')[0]
+    return paths[dict(model.named_modules())[parent]] if names[module] else paths[model]
+
+def _where_mixing_starts(model, paths, records, inputs, row, limit):
+    "`(where, fix_target)`: the first module whose output mixes examples while its input does not, or the forward that mixes between modules"
+    mixes = lambda t: _off_diagonal(t, inputs, [row])[0] > limit
+    for module, inp, out in records:
+        if not mixes(out): continue
+        if inp is not None and not mixes(inp):
+            leaf = not list(module.children())
+            return (paths[module], paths[module]) if leaf else (f"the forward of {paths[module]}, not in any of its submodules", paths[module])
+        parent = _parent_path(paths, model, module)
+        return (f"the forward of {parent}, before {paths[module]} (whose input already mixes examples: a reshape, view or "
+                f"reduction over the batch between submodules)", parent)
+    return f"the forward of {paths[model]}", paths[model]
+
 @register_check(80)
 def check_batch_independence(learn, # the Learner whose model is tested (a copy, in eval mode)
                              n_rows:int=4, # examples of one validation batch whose outputs are differentiated
                              rel_tol:float=1e-6, # off-diagonal gradient allowed, relative to the largest diagonal one
+                             budget:float|None=None, # seconds (unused: n_rows backward passes)
                             )->CheckResult:
     "Batch independence (Karpathy): in eval mode, no example's output depends on another example's input"
-    name = 'batch independence'
+    name = 'check_batch_independence'
     threshold = f"cross-example gradient <= {rel_tol} x the largest own-input gradient"
-    xs, _ = served_items(learn, 1, max_items=n_rows)
-    if len(xs[0]) < 2: xs, _ = served_items(learn, 0, max_items=n_rows)
+    split = 1 if _n_items(learn, 1) >= 2 else 0
+    if _n_items(learn, split) < 2: return CheckResult(name, 'skipped', dict(n_items=_n_items(learn, split)), threshold, "Fewer than 2 items to compare.")
+    xs, _ = served_items(learn, split, max_items=n_rows)
     n = len(xs[0])
     if n < 2: return CheckResult(name, 'skipped', dict(n_items=n), threshold, "Fewer than 2 items to compare.")
-    model = copy.deepcopy(learn.model).eval()
+    model = copy_model(learn.model).eval()
     device = next(iter(model.parameters()), torch.empty(0)).device
     xs = [x.to(device).requires_grad_(True) if x.is_floating_point() else x.to(device) for x in xs]
     float_inputs = [x for x in xs if x.requires_grad]
     if not float_inputs: return CheckResult(name, 'skipped', {}, threshold, "No floating-point input to differentiate against (ids or categories only).")
-    paths, outputs = module_paths(model), []
+    paths, records = module_paths(model), []
     def record(m, inp, out):
-        t = _first_tensor(out)
-        if t is not None and t.requires_grad and t.ndim >= 1 and len(t) == n: outputs.append((paths[m], t))
-    handles = [m.register_forward_hook(record) for m in model.modules() if m is not model]
+        t = _per_example(_first_tensor(out), n)
+        if t is not None: records.append((m, _per_example(_first_tensor(inp), n), t))
+    handles = [m.register_forward_hook(record) for m in model.modules()]
     try:
         with preserve_rng(learn.dls), torch.enable_grad():
             out = _first_tensor(model(*xs))
@@ -310,14 +454,16 @@ def check_batch_independence(learn, # the Learner whose model is tested (a copy,
                 return CheckResult(name, 'skipped', {}, threshold, f"The model's output does not have one row per example (batch of {n}).")
             off, diag, pair = _off_diagonal(out, float_inputs, range(n))
             measured = dict(max_off_diagonal=off, max_diagonal=diag)
-            if off <= rel_tol * max(diag, 1e-12) and not (diag == 0 and off > 0):
+            limit = rel_tol * max(diag, 1e-12)
+            if off <= limit and not (diag == 0 and off > 0):
                 return CheckResult(name, 'passed', measured, threshold,
                                    f"In eval mode, each of {n} outputs depends only on its own input (largest cross-example gradient {off:.3g}).")
-            culprit = next((path for path, t in outputs if _off_diagonal(t, float_inputs, [pair[0]])[0] > rel_tol * max(diag, 1e-12)), 'model')
+            where, culprit = _where_mixing_starts(model, paths, records, float_inputs, pair[0], limit)
     finally:
         for h in handles: h.remove()
-    measured['first_mixing_module'] = culprit
+    measured['mixing_starts_in'] = where
     return CheckResult(name, 'failed', measured, threshold,
                        f"In eval mode, output {pair[0]} depends on input {pair[1]} (gradient {off:.3g}, vs {diag:.3g} on its own input); "
-                       f"the first module whose output mixes examples is {culprit}. Predictions then change with whatever else is in the batch.",
-                       f"compute statistics per example in {culprit} (no reductions over dim 0); for BatchNorm keep `track_running_stats=True` so eval mode uses running statistics.")
+                       f"the mixing starts in {where}. Predictions then change with whatever else is in the batch.",
+                       f"Compute per example in {culprit}: no reduction, reshape or view across dim 0 (keep the batch dimension first "
+                       f"and use x.flatten(1) / x.view(len(x), -1)); for BatchNorm keep `track_running_stats=True` so eval mode uses running statistics.")

@@ -105,9 +105,26 @@ def test_label_leak_skips_regression():
     learn = Learner(tensor_dls(x, x.sum(1, keepdim=True), x, x.sum(1, keepdim=True)), nn.Linear(2, 1), loss_func=nn.MSELoss())
     assert check_label_leak(learn).verdict == 'skipped'
 
-def test_label_leak_no_power_is_a_warning_not_a_pass():
+def test_label_leak_no_power_is_inconclusive_not_a_pass():
+    "Too few steps to memorize: 'skipped' with the reason, never 'passed'; a budget too short says so"
     learn = Learner(leaky_xor(), build_mlp(width=256), loss_func=nn.CrossEntropyLoss())
-    assert check_label_leak(learn, steps=2).verdict == 'warning'
+    res = check_label_leak(learn, steps=2)
+    assert res.verdict == 'skipped' and res.message.startswith('inconclusive') and 'steps' in res.fix
+    res = check_label_leak(learn, budget=1e-3)
+    assert res.verdict == 'skipped' and 'budget' in res.message and res.measured['steps'] < 50 and 'budget' in res.fix
+
+def test_label_leak_finds_near_copies():
+    "Validation items that are training items plus a little noise (augmented or re-encoded before the split): not byte-identical, still a leak"
+    rng = np.random.default_rng(0)
+    x = torch.from_numpy(rng.normal(size=(300, 32)).astype(np.float32))
+    y = torch.from_numpy(rng.integers(0, 3, 300))
+    x_valid = torch.cat([x[:100] + 0.01 * torch.randn(100, 32), x[200:]])
+    y_valid = torch.cat([y[:100], y[200:]])
+    dls = tensor_dls(x[:200], y[:200], x_valid, y_valid)
+    assert check_split_duplicates(learner(dls, mlp())).verdict == 'passed'  # no byte-identical copy
+    res = check_label_leak(learner(dls, mlp()))
+    assert res.verdict == 'failed' and res.measured['near_copies'] == 100, res.message
+    assert '100 validation items are near copies' in res.message
 
 def test_label_leak_scrambles_copies_alike():
     from fastai_paranoid.datachecks import _scrambled_labels
@@ -123,7 +140,7 @@ def test_label_leak_scrambles_copies_alike():
 def test_duplicates_both_ways():
     bad = check_split_duplicates(learner(leaky_xor(), build_mlp()))
     assert bad.verdict == 'failed' and bad.measured['valid_in_train'] > 0
-    assert 'valid[' in bad.message and 'split first' in bad.fix
+    assert 'valid[' in bad.message and 'Split first' in bad.fix
     assert check_split_duplicates(learner(xor_dls(n_valid=200), build_mlp())).verdict == 'passed'
 
 def test_duplicates_found_through_a_shuffled_drop_last_loader():
@@ -196,7 +213,28 @@ class BatchCentre(nn.Module):
 def test_batch_independence_matrix(model_fn, verdict, culprit):
     res = check_batch_independence(learner(random_image_dls(), model_fn()))
     assert res.verdict == verdict, res.message
-    if culprit: assert res.measured['first_mixing_module'] == culprit and culprit in res.message
+    if culprit: assert res.measured['mixing_starts_in'] == culprit and culprit in res.message and culprit in res.fix
+
+class FlattenAcrossBatch(nn.Module):
+    "Mixes examples in its own forward, between two leaves that do not"
+    def __init__(self): super().__init__(); self.body, self.head = nn.Sequential(nn.Flatten(), nn.Linear(256, 8)), nn.Linear(8, 4)
+    def forward(self, x):
+        feats = self.body(x)
+        return self.head(feats.t().reshape(len(x), -1))
+
+def test_batch_independence_names_the_forward_when_no_leaf_mixes():
+    res = check_batch_independence(learner(random_image_dls(), FlattenAcrossBatch()))
+    assert res.verdict == 'failed'
+    assert res.measured['mixing_starts_in'].startswith('the forward of model (FlattenAcrossBatch), before model.head (Linear)'), res.message
+    assert 'Compute per example in model (FlattenAcrossBatch)' in res.fix and 'model.head' not in res.fix
+
+def test_empty_validation_set_is_skipped():
+    x, y = torch.randn(64, 2), torch.randint(0, 2, (64,))
+    learn = learner(tensor_dls(x, y, x[:0], y[:0]), build_mlp())
+    for check in (check_label_leak, check_split_duplicates):
+        res = check(learn)
+        assert res.verdict == 'skipped' and 'validation set is empty' in res.message, res
+    assert check_batch_independence(learn).verdict == 'passed'   # falls back to training items
 
 def test_batch_independence_skips_int_inputs():
     x = torch.randint(0, 10, (64, 5))

@@ -1,0 +1,109 @@
+"""GPU readiness of the per-batch guards, `NaNGuard` and `StateLeakDetector`.
+
+1. No host synchronization per batch: every per-batch event of each guard runs under
+   `torch.cuda.set_sync_debug_mode('error')`, where any host sync (`.item()`, `.cpu()`, a D2H copy, `nonzero`) raises.
+   NaNGuard reads its device-side flags every `check_every` batches by design (32 on GPU); it runs here once with
+   `check_every` past the fit (no read inside the epoch: no sync may happen at all), then with its default, where the
+   syncs are counted under 'warn' mode and must be one per `check_every` batches.
+2. Overhead: fit time with each guard, as a ratio to the same fit without it, on resnet50 at 224 px (random init,
+   synthetic data on the GPU, channels_last, mixed precision), best of `REPEATS`, measured in the same run.
+
+Run by hand on a machine with a CUDA GPU: `python benchmarks/gpu_check.py`. On a machine without one it says so and exits 0."""
+import sys, time, warnings
+
+import torch
+
+if not torch.cuda.is_available():
+    print("benchmarks/gpu_check.py needs a CUDA GPU (torch.cuda.is_available() is False here): nothing to measure on this machine.")
+    sys.exit(0)
+
+from torch import nn
+from torchvision.models import resnet50
+from fastai.data.core import DataLoaders
+from fastai.data.load import DataLoader
+from fastai.learner import Learner
+from fastai.losses import CrossEntropyLossFlat
+from fastai.callback.fp16 import MixedPrecision
+import fastai.callback.progress   # learn.no_bar()
+from fastai_paranoid.guards import NaNGuard
+from fastai_paranoid.leaks import StateLeakDetector
+
+REPEATS, N_TRAIN, N_VALID, BS, SIZE = 3, 1024, 256, 64, 224
+BATCH_EVENTS = ('before_batch', 'after_pred', 'after_loss', 'before_backward', 'after_backward', 'after_step', 'after_batch')
+
+def gpu_dls():
+    "Random images and labels already on the GPU: the loader adds no host work of its own"
+    g = torch.Generator(device='cuda').manual_seed(0)
+    def draw(n): return (torch.randn(n, 3, SIZE, SIZE, device='cuda', generator=g),
+                         torch.randint(0, 10, (n,), device='cuda', generator=g))
+    (xt, yt), (xv, yv) = draw(N_TRAIN), draw(N_VALID)
+    ds = lambda x, y: [(x[i], y[i]) for i in range(len(x))]
+    return DataLoaders(DataLoader(ds(xt, yt), bs=BS, shuffle=True, drop_last=True, device='cuda'),
+                       DataLoader(ds(xv, yv), bs=BS, device='cuda'), device='cuda')
+
+def learner(cbs):
+    torch.manual_seed(0)
+    model = resnet50(num_classes=10).cuda().to(memory_format=torch.channels_last)
+    return Learner(gpu_dls(), model, loss_func=CrossEntropyLossFlat(), cbs=[MixedPrecision()] + cbs)
+
+class _SyncWatch:
+    "Wrap each per-batch event of `cb` so it runs under `set_sync_debug_mode(mode)`; count the events that synchronized (mode 'warn')"
+    def __init__(self, cb, mode):
+        self.syncs, self.events = 0, 0
+        for name in BATCH_EVENTS:
+            fn = getattr(type(cb), name, None)
+            if fn is None: continue
+            setattr(cb, name, self._wrap(getattr(cb, name), mode))
+    def _wrap(self, fn, mode):
+        def wrapped():
+            self.events += 1
+            with warnings.catch_warnings(record=True) as w:
+                warnings.simplefilter('always')
+                torch.cuda.set_sync_debug_mode(mode)
+                try: return fn()
+                finally: torch.cuda.set_sync_debug_mode('default')
+            self.syncs += any('synchroniz' in str(x.message) for x in w)
+        return wrapped
+
+def no_sync_per_batch(make_cb, mode='error'):
+    "One epoch with `make_cb()`'s per-batch events under sync debug `mode`: (syncing events, events, batches)"
+    cb = make_cb()
+    watch = _SyncWatch(cb, mode)
+    learn = learner([cb])
+    with learn.no_bar(), learn.no_logging(), warnings.catch_warnings():
+        warnings.simplefilter('ignore')
+        learn.fit(1, 1e-3)
+    return watch.syncs, watch.events, N_TRAIN // BS + -(-N_VALID // BS)
+
+def fit_seconds(make_cbs):
+    best = float('inf')
+    for _ in range(REPEATS):
+        learn = learner(make_cbs())
+        with learn.no_bar(), learn.no_logging(), warnings.catch_warnings():
+            warnings.simplefilter('ignore')
+            torch.cuda.synchronize()
+            start = time.perf_counter()
+            learn.fit(1, 1e-3)
+            torch.cuda.synchronize()
+            best = min(best, time.perf_counter() - start)
+    return best
+
+if __name__ == '__main__':
+    print(f"{torch.cuda.get_device_name()}; torch {torch.__version__}; resnet50 at {SIZE} px, bs {BS}, "
+          f"{N_TRAIN} training + {N_VALID} validation images, mixed precision")
+    print("\n1. host synchronizations in the guards' per-batch events")
+    for name, make, mode in [('NaNGuard(check_every=10**9)', lambda: NaNGuard(check_every=10**9), 'error'),
+                             ('StateLeakDetector()', lambda: StateLeakDetector(on_leak='log'), 'error'),
+                             ('NaNGuard() (reads its flags every 32 batches)', lambda: NaNGuard(), 'warn')]:
+        syncs, events, batches = no_sync_per_batch(make, mode)
+        print(f"  {name:48s} {syncs} syncing events of {events} per-batch events over {batches} batches"
+              + (" (set_sync_debug_mode('error'): none raised)" if mode == 'error' else f" (expected about {batches // 32 + 1})"))
+    print(f"\n2. fit time, 1 epoch, best of {REPEATS}")
+    learner([]).fit(1, 1e-3)   # warm-up: cuDNN autotuning, allocator
+    base = fit_seconds(lambda: [])
+    print(f"  {'no guard':32s} {base:6.2f} s")
+    for name, make in [('NaNGuard', lambda: [NaNGuard()]), ('NaNGuard(watch_modules=False)', lambda: [NaNGuard(watch_modules=False)]),
+                       ('StateLeakDetector', lambda: [StateLeakDetector(on_leak='log')]),
+                       ('both', lambda: [NaNGuard(), StateLeakDetector(on_leak='log')])]:
+        s = fit_seconds(make)
+        print(f"  {name:32s} {s:6.2f} s  x{s / base:.3f}")
