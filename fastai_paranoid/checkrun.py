@@ -152,80 +152,18 @@ def _quiet(learn):
         learn.cbs = saved_cbs
         defaults.callbacks = saved_defaults
 
-DEFAULT_SANITY_BUDGET = 20.0 # seconds per Learner, where `sanity_check` takes no budget of its own
-
-def _step_seconds(learn)->float:
-    "Seconds of one forward and backward pass of a copy of the model on one training batch"
-    xb, yb = _checks.training_batches(learn, 1)[0]
-    model = _checks.model_copy(learn)
-    times = []
-    with preserve_rng(learn.dls):
-        for _ in range(2):
-            start = time.perf_counter()
-            learn.loss_func(model(*xb), *yb).backward()
-            times.append(time.perf_counter() - start)
-    return min(times)
-
-_STEP_PARAMS = ('max_steps', 'steps') # a check's argument that sets its number of optimizer steps
-_MIN_STEPS = 20
-_STEP_OVERHEAD = 2.5 # a check's step costs about this many probe passes (optimizer step, accuracy pass, data)
-
-def _stepped(fn):
-    "(argument, default steps, repeats) of a step-based check, else None"
-    params = inspect.signature(fn).parameters
-    name = next((p for p in _STEP_PARAMS if p in params), None)
-    if name is None: return None
-    repeats = params['repeats'].default if 'repeats' in params else 1
-    return name, params[name].default, repeats
-
-def _budgeted_run(learn, budget, kwargs):
-    "`sanity_check` one check at a time within `budget` seconds: cheap checks first, then step-based ones capped to a share of the time left (by default cost)"
-    start = time.perf_counter()
-    fns = registered_checks()
-    order = [f for f in fns if _stepped(f) is None] + [f for f in fns if _stepped(f) is not None]
-    cost = lambda f: _stepped(f)[1] * _stepped(f)[2]
-    results, crashed, step_seconds = {}, set(), None
-    for i, fn in enumerate(order):
-        remaining = budget - (time.perf_counter() - start)
-        if remaining <= 0:
-            results[fn] = CheckResult(fn.__name__, 'skipped', message=f"not run: the sanity-check budget of {budget:g} s was spent "
-                                      f"before this check (raise it with --sanity-budget).")
-            continue
-        settings = {}
-        stepped = _stepped(fn)
-        if stepped is not None:
-            name, default, repeats = stepped
-            if step_seconds is None: step_seconds = _step_seconds(learn)
-            share = remaining * cost(fn) / sum(cost(f) for f in order[i:])
-            affordable = int(share / (_STEP_OVERHEAD * step_seconds * repeats))
-            if affordable < min(_MIN_STEPS, default):
-                results[fn] = CheckResult(fn.__name__, 'skipped', {'step_seconds': step_seconds, 'affordable_steps': affordable},
-                    message=f"not run: one training step of this model takes about {_STEP_OVERHEAD * step_seconds:.2g} s, so its "
-                            f"{share:.1f} s share of the sanity-check budget ({budget:g} s) buys {affordable} of the {_MIN_STEPS} steps "
-                            f"it needs at least (raise it with --sanity-budget).")
-                continue
-            if affordable < default: settings[name] = affordable
-        report = learn.sanity_check(checks=[fn], settings={fn.__name__: settings} if settings else None, **kwargs)
-        results[fn] = report.results[-1]
-        if fn.__name__ in report.errors: crashed.add(report.results[-1].name)
-    return [results[f] for f in fns], crashed
+DEFAULT_SANITY_BUDGET = 20.0 # seconds of sanity checks per Learner under the check (`learn.sanity_check()` alone gives 60 on CPU)
 
 def run_sanity_checks(learn, # the Learner, left exactly as it is
-                      budget:float|None=None, # seconds (None: `sanity_check`'s own default, or `DEFAULT_SANITY_BUDGET`)
+                      budget:float|None=None, # seconds (None: `DEFAULT_SANITY_BUDGET`)
                       lr:float|None=None, # the rate the user trains with, passed where `sanity_check` takes it
                      )->tuple:
     "`(results, crashed)`: every check's `CheckResult` and the names of the checks that crashed, run on copies that get no guard"
-    params = inspect.signature(learn.sanity_check).parameters
-    kwargs = dict(on_fail=None, progress=False)
-    if lr is not None and 'lr' in params: kwargs['lr'] = lr
+    budget = DEFAULT_SANITY_BUDGET if budget is None else budget
     with _quiet(learn), warnings.catch_warnings():
         warnings.simplefilter('ignore') # what the copies' fits say is not about the user's run
-        if 'budget' in params:
-            report = learn.sanity_check(budget=budget, **kwargs)
-            errors = getattr(report, 'errors', {}) or {}
-            crashed = {r.name for r in report.results if r.verdict == 'error' or r.name in errors}
-            return list(report.results), crashed
-        return _budgeted_run(learn, DEFAULT_SANITY_BUDGET if budget is None else budget, kwargs)
+        report = learn.sanity_check(on_fail=None, progress=False, lr=lr, budget=budget)
+    return list(report.results), {r.name for r in report.errors}
 
 # %% ../nbs/26_checkrun.ipynb #758a55ae
 def _measured(r)->str:

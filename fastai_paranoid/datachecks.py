@@ -322,9 +322,13 @@ def check_split_duplicates(learn, # the Learner whose training and validation it
     if ytr is not None and yva is not None:
         n_classes = int(max(ytr.max(), yva.max())) + 1
         ctr, cva = _class_counts(ytr, n_classes), _class_counts(yva, n_classes)
-        shift = 0.5 * sum(abs(a / len(ytr) - b / len(yva)) for a, b in zip(ctr, cva))
+        # oversampling repeats training items on purpose: the split's balance is that of the distinct items
+        distinct = ytr[sorted(first_in_train.values())] if train_repeats and len(ytr) == len(train_hashes) else ytr
+        cdi = _class_counts(distinct, n_classes)
+        shift = 0.5 * sum(abs(a / len(distinct) - b / len(yva)) for a, b in zip(cdi, cva))
         missing = [c for c in range(n_classes) if (ctr[c] == 0) != (cva[c] == 0)]
         measured.update(train_classes=ctr, valid_classes=cva, class_shift=shift)
+        if distinct is not ytr: measured['train_classes_distinct'] = cdi
         if shared: measured['conflicting_labels'] = sum(int(yva[j] != ytr[i]) for j, i in shared)
     if shared_pct > max_shared:
         examples = ', '.join(f"valid[{j}]=train[{i}]" for j, i in shared[:n_examples])
@@ -334,6 +338,7 @@ def check_split_duplicates(learn, # the Learner whose training and validation it
                            "Split first, then oversample or augment; drop the copies from the validation set (deduplicate before splitting).")
     if missing or shift > max_shift:
         what = f"classes {missing} appear in only one split" if missing else f"class shares differ by {shift:.1%} (total variation) between the splits"
+        if 'train_classes_distinct' in measured: what += f" (training counted once per distinct item: {measured['train_classes_distinct']})"
         return CheckResult(name, 'warning', measured, threshold,
                            f"No shared items, but {what}: train {measured['train_classes']}, valid {measured['valid_classes']}{power}.",
                            "Use a stratified split (e.g. `TrainTestSplitter(stratify=labels)` or `split_per_class`).")
@@ -348,8 +353,8 @@ def _channel_stats(x):
 
 @register_check(70)
 def check_input_normalization(learn, # the Learner whose training batches are measured
-                              max_abs_mean:float=0.25, # largest |mean| of a channel that counts as centred
-                              std_range:tuple=(0.4, 2.5), # range of a channel's std that counts as unit scale
+                              max_abs_mean:float=0.25, # largest |mean| of a channel, in units of max(1, its std), that counts as centred
+                              std_range:tuple=(0.25, 4.0), # range of a channel's std that counts as unit scale
                               n_batches:int=4, # training batches measured
                               budget:float|None=None, # seconds (unused: a few batches)
                              )->CheckResult:
@@ -361,7 +366,7 @@ def check_input_normalization(learn, # the Learner whose training batches are me
         for b in dl:
             batches.append([_plain(t) for t in b[:_n_inp(learn.dls)]])
             if len(batches) >= n_batches: break
-    threshold = f"per channel |mean| <= {max_abs_mean} and std in [{std_range[0]}, {std_range[1]}]; not raw [0, 1] pixels"
+    threshold = f"per channel |mean| <= {max_abs_mean} x max(1, std) and std in [{std_range[0]}, {std_range[1]}]; not raw [0, 1] pixels"
     float_inputs = [i for i, x in enumerate(batches[0]) if x.is_floating_point() and x.ndim >= 2] if batches else []
     if not float_inputs:
         return CheckResult(name, 'skipped', {}, threshold, "No floating-point input with a batch and a channel dimension to measure (ids, tokens or categories only).")
@@ -372,19 +377,19 @@ def check_input_normalization(learn, # the Learner whose training batches are me
         label = f"input {i}" if len(batches[0]) > 1 else "input"
         measured[f'{label} mean'] = [round(v, 4) for v in mean.tolist()]
         measured[f'{label} std'] = [round(v, 4) for v in std.tolist()]
-        off = [c for c in range(len(mean)) if abs(mean[c]) > max_abs_mean or not std_range[0] <= std[c] <= std_range[1]]
+        off = [c for c in range(len(mean)) if abs(mean[c]) > max_abs_mean * max(1.0, std[c].item()) or not std_range[0] <= std[c] <= std_range[1]]
         unit_range = bool(x.min() >= 0 and x.max() <= 1 and mean.mean() > 0.05)
         if not off and not unit_range: continue
         worst = max(off or range(len(mean)), key=lambda c: abs(mean[c]) + abs(math.log(max(std[c].item(), 1e-12))))
         what = "lies in [0, 1], unnormalized" if unit_range else "is far from mean 0, std 1"
         problems.append(f"{label} {what}: channel {worst} has mean {mean[worst]:.3f}, std {std[worst]:.3f} "
-                        f"({len(off)} of {len(mean)} channels outside |mean|<={max_abs_mean}, std in {list(std_range)})")
+                        f"({len(off)} of {len(mean)} channels outside |mean|<={max_abs_mean} x max(1, std), std in {list(std_range)})")
         stats = ([round(v, 4) for v in mean.tolist()], [round(v, 4) for v in std.tolist()])
         fixes.append(f"{'N' if not fixes else 'n'}ormalize {label} with its training statistics: `batch_tfms=Normalize.from_stats({stats[0]}, {stats[1]})` "
                      f"(or `Normalize()` to compute them from a batch), or standardize the tensors before building the DataLoaders")
     if problems:
         return CheckResult(name, 'warning', measured, threshold, '; '.join(problems) + ". Unscaled inputs slow training and make learning rates hard to choose.", '; '.join(fixes) + '.')
-    return CheckResult(name, 'passed', measured, threshold, f"Every input channel has |mean|<={max_abs_mean} and std in {list(std_range)} after the pipeline.")
+    return CheckResult(name, 'passed', measured, threshold, f"Every input channel has |mean|<={max_abs_mean} x max(1, std) and std in {list(std_range)} after the pipeline.")
 
 # %% ../nbs/31_datachecks.ipynb #7d1a65a3
 def _off_diagonal(out, inputs, rows):

@@ -163,6 +163,16 @@ def test_duplicates_class_balance_warning():
     res = check_split_duplicates(learner(tensor_dls(x[tr], y[tr], x[va], y[va]), transfer_model(digits_trunk(), 10)))
     assert res.verdict == 'warning' and 'stratified' in res.fix
 
+def test_duplicates_oversampled_training_is_judged_on_distinct_items():
+    "Oversampling the training split after a stratified split shifts the served class shares on purpose: no warning; the split itself is compared"
+    x, y = load_digits_tensors()
+    tr, va = split_per_class(y, seed=0)
+    tr = np.concatenate([tr, np.tile(tr[(y[tr] == 0).numpy()], 3)]) # class 0 served 4 times as often
+    res = check_split_duplicates(learner(tensor_dls(x[tr], y[tr], x[va], y[va]), transfer_model(digits_trunk(), 10)))
+    assert res.verdict == 'passed', res.message
+    assert res.measured['train_classes'][0] == 4 * res.measured['train_classes_distinct'][0]
+    assert res.measured['class_shift'] < 0.05
+
 def tabular_dls(shift=0.0, scale=1.0):
     rng = np.random.default_rng(0)
     df = pd.DataFrame({'a': rng.normal(size=200) * scale + shift, 'b': rng.normal(size=200)})
@@ -182,6 +192,16 @@ def test_normalization_both_ways():
     assert check_input_normalization(learner(random_image_dls(shift=5.0), small_cnn())).verdict == 'warning'
     assert check_input_normalization(learner(random_image_dls(), small_cnn())).verdict == 'passed'
     assert check_input_normalization(learner(xor_dls(), build_mlp())).verdict == 'passed'
+
+def test_normalization_judges_the_mean_against_the_spread():
+    "Well-separated blobs (std 3.2 from the class offsets) train as well as standardized inputs: passed; the same points in pixel units warn"
+    g = torch.Generator().manual_seed(0)
+    y = (torch.rand(256, generator=g) < 0.5).long()
+    x = torch.randn(256, 2, generator=g) + 3 * (2 * y[:, None] - 1)
+    assert check_input_normalization(learner(tensor_dls(x, y, x[:64], y[:64]), build_mlp())).verdict == 'passed'
+    pixels = x * 40 + 128
+    res = check_input_normalization(learner(tensor_dls(pixels, y, pixels[:64], y[:64]), build_mlp()))
+    assert res.verdict == 'warning' and 'Normalize.from_stats' in res.fix
 
 def test_normalization_per_channel_names_the_channel():
     dls = random_image_dls(c_in=3)
