@@ -255,6 +255,7 @@ def test_check_of_a_script_that_switches_the_guards_off(tmp_path):
         import warnings
         from torch import nn
         from fastai.basics import Learner
+        import fastai.callback.progress # learn.no_bar
         from fastai_paranoid.paranoid import paranoid
         from fastai_paranoid.fixtures import xor_dls, build_mlp
         warnings.filterwarnings('ignore')
@@ -267,5 +268,5 @@ def test_check_of_a_script_that_switches_the_guards_off(tmp_path):
     out = io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()): status = main(['check', str(script)])
     assert status == 1 and 'reused_model' in out.getvalue()
-    assert "paranoid(False) at " in out.getvalue() and "train.py:8 refused" in out.getvalue()
+    assert "paranoid(False) at " in out.getvalue() and "train.py:9 refused" in out.getvalue()
     assert not is_paranoid() and _locks == []

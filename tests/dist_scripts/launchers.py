@@ -5,6 +5,7 @@ import os, sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from torch import nn
 import torch.distributed as dist
+from fastai.distributed import * # learn.distrib_ctx(), as every fastai DDP script imports it
 from fastai_paranoid.fixtures import xor_dls, build_mlp
 from fastai_paranoid.fresh import fresh_learner
 from fastai_paranoid.distributed import *
