@@ -220,6 +220,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                                                                          'fastai_paranoid/checks.py'),
                                         'fastai_paranoid.checks._drop': ('checks.html#_drop', 'fastai_paranoid/checks.py'),
                                         'fastai_paranoid.checks._first_items': ('checks.html#_first_items', 'fastai_paranoid/checks.py'),
+                                        'fastai_paranoid.checks._knows_labels': ('checks.html#_knows_labels', 'fastai_paranoid/checks.py'),
                                         'fastai_paranoid.checks._label_entropy': ( 'checks.html#_label_entropy',
                                                                                    'fastai_paranoid/checks.py'),
                                         'fastai_paranoid.checks._last_leaf': ('checks.html#_last_leaf', 'fastai_paranoid/checks.py'),

@@ -153,6 +153,24 @@ def _label_entropy(y:torch.Tensor, n_classes:int)->float|None:
     freq = freq[freq > 0]
     return float(-(freq * freq.log()).sum())
 
+def _knows_labels(outputs:list, axis:int, n_classes:int)->float|None:
+    "z of the mean per-target gap between the log loss on the true labels and on labels guessed from their frequencies (0 for a model that knows nothing of them)"
+    gaps = []
+    for pred, y in outputs:
+        if y.is_floating_point(): return None
+        logp = F.log_softmax(pred.float().movedim(axis, -1).reshape(-1, n_classes), -1)
+        y = y.reshape(-1)
+        if len(y) != len(logp): return None
+        keep = (y >= 0) & (y < n_classes)
+        logp, y = logp[keep], y[keep]
+        gaps.append((logp, y))
+    y_all = torch.cat([y for _, y in gaps])
+    if y_all.numel() < 2: return None
+    freq = torch.bincount(y_all, minlength=n_classes).float() / y_all.numel()
+    d = torch.cat([-logp.gather(1, y[:, None])[:, 0] + (logp * freq).sum(1) for logp, y in gaps])
+    se = float(d.std()) / math.sqrt(len(d))
+    return float(d.mean()) / se if se > 0 else None
+
 @register_check(10)
 def check_loss_at_init(learn:Learner, # the Learner, left as it is
                        n_batches:int=4, # training batches the loss is averaged over
@@ -160,6 +178,7 @@ def check_loss_at_init(learn:Learner, # the Learner, left as it is
                        min_excess:float=1.5, # ... or this many nats above it (a Kaiming-initialized last layer starts ~0.7 above); further is a warning...
                        fail_ratio:float=2.0, # ... and more than this many times ln(C)...
                        fail_excess:float=1.5, # ... and this many nats above it a failure
+                       z_knows:float=4.0, # below the label entropy is a warning only when this many standard errors below guessing
                        budget:float|None=None, # seconds (unused: a few forward passes)
                       )->CheckResult:
     "Under a cross-entropy loss, is the loss of the untrained model near ln(C), the loss of uniform predictions over C classes? Measured as the first training step sees it, without dropout's noise"
@@ -178,12 +197,13 @@ def check_loss_at_init(learn:Learner, # the Learner, left as it is
     # inflates the logits of fastai's heads from batch to batch)
     model = model_copy(learn)
     _quiet_dropout(model)
-    losses, labels = [], []
+    losses, labels, outputs = [], [], []
     with preserve_rng(learn.dls), torch.no_grad():
         for xb, yb in training_batches(learn, n_batches):
             pred = predict(model, xb)
             losses.append(learn.loss_func(pred, *yb).item())
             labels.append(yb[0].reshape(-1))
+            outputs.append((pred, yb[0]))
     n_classes = pred.shape[class_axis(loss_func)]
     loss = float(np.mean(losses))
     expected = math.log(n_classes)
@@ -203,10 +223,12 @@ def check_loss_at_init(learn:Learner, # the Learner, left as it is
             f"outputs are confidently wrong, and the first steps of training go to shrinking them.",
             "Look for a last layer initialized too large (shrink its weights, zero its bias), inputs that are not normalized "
             "(add Normalize to the batch transforms), or targets that do not match the outputs (number of classes, label encoding).")
-    if loss < low:
-        return CheckResult(name, 'warning', measured, threshold,
+    knows = _knows_labels(outputs, class_axis(loss_func), n_classes) if loss < low else None
+    if knows is not None: measured['z_vs_label_frequencies'] = knows
+    if loss < low and knows is not None and knows < -z_knows:
+        return CheckResult(name, 'warning', measured, threshold + f"; below it only if z < -{z_knows:g} against guessing",
             f"{loss_name(loss_func)} before training is {loss:.4f}, below the {floor:.4f} of guessing the label frequencies: "
-            f"the model already knows the labels.",
+            f"the model already knows the labels (z = {knows:.1f} against its own outputs scored on label-frequency guesses).",
             "Run the sanity checks on an untrained model (fresh_learner builds one); if it is untrained, look for the target leaking into the inputs.")
     return CheckResult(name, 'passed', measured, threshold, f"loss at init {loss:.4f} ({len(losses)} batches, dropout off) is near ln({n_classes}) = {expected:.4f}.")
 

@@ -172,7 +172,7 @@ def _check_parser():
     p.add_argument('--verbose', action='store_true', help="let the checked code's output through as it runs")
     p.add_argument('--cell-timeout', '--cell_timeout', dest='cell_timeout', type=int, default=None, help="seconds a notebook cell may run (default: the project's cell_timeout)")
     p.add_argument('--no-sanity', dest='sanity', action='store_false', help="don't run learn.sanity_check() before each Learner's first fit (the NaN guard and the other guards stay)")
-    p.add_argument('--sanity-budget', '--sanity_budget', dest='sanity_budget', type=_positive_seconds, default=None, help="seconds of sanity checks per Learner (default: 20 on CPU); a check that does not fit is skipped and says so")
+    p.add_argument('--sanity-budget', '--sanity_budget', dest='sanity_budget', type=_positive_seconds, default=None, help="seconds of sanity checks per Learner (default: 20); a check that cannot decide in its share is skipped and says so")
     return p
 
 def _positive_seconds(text):
