@@ -158,6 +158,7 @@ def _knows_labels(outputs:list, axis:int, n_classes:int)->float|None:
     gaps = []
     for pred, y in outputs:
         if y.is_floating_point(): return None
+        pred, y = pred.as_subclass(torch.Tensor), y.as_subclass(torch.Tensor) # fastai's TensorImage/TensorCategory refuse gather together
         logp = F.log_softmax(pred.float().movedim(axis, -1).reshape(-1, n_classes), -1)
         y = y.reshape(-1)
         if len(y) != len(logp): return None

@@ -329,3 +329,15 @@ def test_findings_go_through_emit():
 def test_no_negative_zero_percent():
     from fastai_paranoid.datachecks import pct
     assert pct(-1e-9) == '0.0%' and pct(-0.0004, 0) == '0%' and pct(-0.02) == '-2.0%' and pct(0.25, 0) == '25%'
+
+def test_loss_below_label_entropy_needs_evidence_that_the_model_knows_the_labels():
+    "Confident random outputs can score below the label entropy on a few batches by chance: only a significant gap warns"
+    from fastai.torch_core import TensorImage, TensorCategory
+    from fastai_paranoid.checks import _knows_labels
+    g = torch.Generator().manual_seed(0)
+    y = torch.randint(0, 3, (64,), generator=g)
+    noise = 4 * torch.randn(64, 3, generator=g) # confident, and unrelated to the labels
+    knowing = noise.clone(); knowing[torch.arange(64), y] += 6 # the same scale, pointed at the labels
+    z_noise = _knows_labels([(TensorImage(noise), TensorCategory(y))], 1, 3) # fastai's tensor types, as vision batches carry them
+    z_knowing = _knows_labels([(knowing, y)], 1, 3)
+    assert abs(z_noise) < 4 < -z_knowing, (z_noise, z_knowing)

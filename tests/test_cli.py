@@ -4,13 +4,12 @@ from pathlib import Path
 import pytest
 from fastai.callback.core import defaults
 from fastai_paranoid.cli import main
+from cli_helpers import ROOT, notebook, command
 from fastai_paranoid.paranoid import ParanoidInstaller, is_paranoid
 
-ROOT = Path(__file__).resolve().parents[1]
 
 PRELUDE = """
 import torch
-import fastai.callback.progress # learn.no_bar
 from torch import nn
 from fastai.learner import Learner
 import fastai.callback.progress # Learner.no_bar
@@ -36,17 +35,7 @@ for run in range(2): fit(Learner(dls, model, loss_func=nn.CrossEntropyLoss()))
 raise ValueError('the user script failed')
 """
 
-def notebook(path, cells):
-    nb = {'cells': [{'cell_type': 'code', 'metadata': {}, 'outputs': [], 'execution_count': None, 'source': c} for c in cells],
-          'metadata': {}, 'nbformat': 4, 'nbformat_minor': 5}
-    path.write_text(json.dumps(nb))
-    return path
 
-def command(*args, cwd):
-    "The command as a user runs it, in a new process"
-    env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS='1')
-    code = 'import sys; from fastai_paranoid.cli import main; sys.exit(main())'
-    return subprocess.run([sys.executable, '-c', code, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
 
 @pytest.fixture(autouse=True)
 def _defaults_untouched():
@@ -63,7 +52,7 @@ def test_clean_script_as_a_command(tmp_path):
 
 def test_leaky_notebook_as_a_command(tmp_path):
     "The reuse sits inside a %%time cell, after %matplotlib: IPython syntax runs (as in Jupyter) and the guards see it"
-    notebook(tmp_path / 'leaky.ipynb', ['%matplotlib inline\n' + PRELUDE, '%%time\n' + LEAKY_BODY])
+    notebook(tmp_path / 'leaky.ipynb', '%matplotlib inline\n' + PRELUDE, '%%time\n' + LEAKY_BODY)
     leaky = command('check', 'leaky.ipynb', cwd=tmp_path)
     assert leaky.returncode == 1, leaky.stdout + leaky.stderr
     report = leaky.stdout[leaky.stdout.index('fastai-paranoid: 1 problem'):]
@@ -71,7 +60,7 @@ def test_leaky_notebook_as_a_command(tmp_path):
     assert 'leaky.ipynb  findings' in leaky.stdout and 'skipped' not in leaky.stdout + leaky.stderr
 
 def test_clean_notebook_in_process(tmp_path):
-    notebook(tmp_path / 'clean.ipynb', ['!echo hi\n' + CLEAN])
+    notebook(tmp_path / 'clean.ipynb', '!echo hi\n' + CLEAN)
     out = io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
         assert main(['check', str(tmp_path / 'clean.ipynb')]) == 0

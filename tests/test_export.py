@@ -119,7 +119,11 @@ def exported(tmp_path_factory):
         learn, cbs_at_export = build(folder)
         items = learn.dls.valid_ds.items[:6]
         torch.save(items, folder/'items.pt')
-        with learn.no_bar(): preds, _ = learn.get_preds(dl=learn.dls.test_dl(items))
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1) # as the deployed process below (OMP_NUM_THREADS=1): bitwise equal predictions need the same kernels
+        try:
+            with learn.no_bar(): preds, _ = learn.get_preds(dl=learn.dls.test_dl(items))
+        finally: torch.set_num_threads(threads)
         res[build.__name__] = (folder, learn, cbs_at_export, preds)
     out = subprocess.run([sys.executable, '-c', BLOCKED, *[str(f) for f, *_ in res.values()]], capture_output=True, text=True,
                          env={**os.environ, 'OMP_NUM_THREADS': '1'}, timeout=600)

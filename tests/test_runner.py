@@ -4,9 +4,9 @@ from pathlib import Path
 import pytest
 from fastai.callback.core import Callback
 from fastai_paranoid.cli import main
+from cli_helpers import ROOT, notebook, command
 from fastai_paranoid.runner import check_file, check_paths, runnable_files
 
-ROOT = Path(__file__).resolve().parents[1]
 
 PRELUDE = """import pickle, torch
 from torch import nn
@@ -16,17 +16,7 @@ from fastai_paranoid.fixtures import xor_dls, build_mlp
 def fit(learn):
     with learn.no_bar(), learn.no_logging(): learn.fit(1, 1e-2)"""
 
-def notebook(path, *cells, metadata=None):
-    nb = {'cells': [{'cell_type': 'code', 'id': f'c{i}', 'metadata': {}, 'outputs': [], 'execution_count': None, 'source': c}
-                    for i, c in enumerate(cells)], 'metadata': metadata or {}, 'nbformat': 4, 'nbformat_minor': 5}
-    path.write_text(json.dumps(nb))
-    return path
 
-def command(*args, cwd):
-    "The command as a user runs it, in a new process"
-    env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS='1')
-    code = 'import sys; from fastai_paranoid.cli import main; sys.exit(main())'
-    return subprocess.run([sys.executable, '-c', code, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
 
 @pytest.fixture(scope='module')
 def project(tmp_path_factory):
