@@ -97,3 +97,6 @@ for mode in ('warn', 'raise'):
         error, warned = run_fit(learn, sync_bn=False)
         write({'scenario': f'paranoid_{mode}', 'results': result_rows(learn.cross_rank_consistency.results), 'error': error,
                'error_type': None if error is None else error.split(':')[0], 'warnings': warned})
+
+import torch.distributed as dist
+if dist.is_initialized(): dist.destroy_process_group() # as PyTorch asks: a process group left to interpreter shutdown can abort the process ("terminate called without an active exception")

@@ -43,3 +43,6 @@ learn.freeze()
 fit_and_report('frozen trunk', learn)
 say(learn.freeze_bn_stats.drift)
 say(check_cross_rank(learn, stage='after the fit').message)
+
+import torch.distributed as dist
+if dist.is_initialized(): dist.destroy_process_group() # as PyTorch asks: a process group left to interpreter shutdown can abort the process ("terminate called without an active exception")

@@ -71,3 +71,6 @@ for name, arch in (('resnet18', resnet18), ('resnet50', resnet50)):
     write({'scenario': f'bytes_{name}', 'n_params': sum(p.numel() for p in learn.model.parameters()),
            'n_tensors': len(list(learn.model.parameters())) + len(list(learn.model.buffers())),
            'healthy': result_rows([healthy])[0], 'planted': result_rows([planted])[0]})
+
+import torch.distributed as dist
+if dist.is_initialized(): dist.destroy_process_group() # as PyTorch asks: a process group left to interpreter shutdown can abort the process ("terminate called without an active exception")

@@ -4,3 +4,6 @@ import os, runpy
 here = os.path.dirname(os.path.abspath(__file__))
 runpy.run_path(os.path.join(here, 'leaks.py'), run_name='__main__')
 runpy.run_path(os.path.join(here, 'freeze_bn.py'), run_name='__main__')  # last: it lifts DDP's CPU SyncBatchNorm refusal
+
+import torch.distributed as dist
+if dist.is_initialized(): dist.destroy_process_group() # as PyTorch asks: a process group left to interpreter shutdown can abort the process ("terminate called without an active exception")

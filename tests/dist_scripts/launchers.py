@@ -24,3 +24,6 @@ with paranoid(on_leak='warn', guards=PARANOID_GUARDS + [DistributedCPU]):
     seed_rank_streams(0)
     error, warned = run_fit(learn)
     write({'scenario': 'last_rank_diverged', 'error': error, 'warnings': warned, 'results': result_rows(learn.cross_rank_consistency.results)})
+
+import torch.distributed as dist
+if dist.is_initialized(): dist.destroy_process_group() # as PyTorch asks: a process group left to interpreter shutdown can abort the process ("terminate called without an active exception")
