@@ -175,7 +175,8 @@ def _knows_labels(outputs:list, axis:int, n_classes:int)->float|None:
 @register_check(10)
 def check_loss_at_init(learn:Learner, # the Learner, left as it is
                        n_batches:int=4, # training batches the loss is averaged over
-                       rtol:float=0.25, # accepted relative distance from ln(C)...
+                       rtol:float=0.25, # accepted relative distance above ln(C)...
+                       below:float=0.5, # a loss under this share of the label entropy (and significantly so) is a warning: an untrained model's random features can align with the labels by chance and score well under it
                        min_excess:float=1.5, # ... or this many nats above it (a Kaiming-initialized last layer starts ~0.7 above); further is a warning...
                        fail_ratio:float=2.0, # ... and more than this many times ln(C)...
                        fail_excess:float=1.5, # ... and this many nats above it a failure
@@ -210,11 +211,11 @@ def check_loss_at_init(learn:Learner, # the Learner, left as it is
     expected = math.log(n_classes)
     entropy = _label_entropy(torch.cat(labels), n_classes)
     floor = expected if entropy is None else min(entropy, expected)
-    low, high = floor * (1 - rtol), expected + max(rtol * expected, min_excess)
+    low, high = floor * below, expected + max(rtol * expected, min_excess)
     fail_at = max(fail_ratio * expected, expected + fail_excess)
     measured = {'loss': loss, 'ln_C': expected, 'n_classes': n_classes, 'excess_nats': loss - expected}
     if entropy is not None: measured['label_entropy'] = entropy
-    threshold = (f"between {low:.4f} and {high:.4f} (label entropy -{pct(rtol, 0)}; ln({n_classes}) + max({pct(rtol, 0)}, {min_excess:g} nats)); "
+    threshold = (f"between {low:.4f} and {high:.4f} (label entropy x {below:g}; ln({n_classes}) + max({pct(rtol, 0)}, {min_excess:g} nats)); "
                  f"failed above {fail_at:.4f} (max({fail_ratio:g} x ln({n_classes}), ln({n_classes}) + {fail_excess:g} nats))")
     if not math.isfinite(loss) or loss > high:
         verdict = 'failed' if not math.isfinite(loss) or loss > fail_at else 'warning'
