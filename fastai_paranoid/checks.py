@@ -366,8 +366,8 @@ def check_overfit_one_batch(learn:Learner, # the Learner, left as it is
     name = 'check_overfit_one_batch'
     lr = user_lr(learn, lr)
     target = lambda losses: max(atol, rtol * losses[0])
-    def stalled(losses):
-        return len(losses) >= min_steps and _drop(losses, len(losses) // 4) < stall
+    def stalled(losses): # a plateau counts only above `on_its_way` x step 0: XOR-like losses rest on plateaus far below their start
+        return len(losses) >= min_steps and _drop(losses, len(losses) // 4) < stall and losses[-1] > on_its_way * losses[0]
     run = overfit_one_batch(learn, max_steps, lr, until=lambda l: l[-1] <= target(l) or stalled(l), max_items=max_items, budget=budget)
     losses = run['losses']
     first, last = losses[0], losses[-1]
@@ -377,7 +377,7 @@ def check_overfit_one_batch(learn:Learner, # the Learner, left as it is
                 'trainable_params': n_trainable}
     if run['accuracy'] is not None: measured['batch_accuracy'] = run['accuracy']
     threshold = (f"loss <= max({atol}, {rtol} x step-0 loss) = {target(losses):.4f}; failed if it stalls (< {pct(stall, 0)} lower "
-                 f"over the last quarter, after {min_steps} steps) above it")
+                 f"over the last quarter, after {min_steps} steps) above it and above {on_its_way} x step 0")
     items = f"{run['batch_size']} items of the first batch at lr={lr:g} ({n_trainable:,} trainable parameters)"
     if math.isfinite(last) and last <= target(losses):
         return CheckResult(name, 'passed', measured, threshold,
