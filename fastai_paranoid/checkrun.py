@@ -4,7 +4,7 @@
 
 # %% ../nbs/26_checkrun.ipynb #8c8f998e
 from __future__ import annotations
-import contextlib, hashlib, inspect, itertools, logging, math, time, warnings, weakref
+import contextlib, hashlib, itertools, logging, math, warnings, weakref
 import numpy as np
 import torch
 from torch import nn
@@ -12,7 +12,7 @@ from fastcore.basics import store_attr
 from fastcore.foundation import L
 from fastai.callback.core import Callback, defaults
 # fastai.callback.schedule is not imported: its import adds ProgressCallback to fastai's `defaults.callbacks`
-from .core import ParanoidWarning, emit, fingerprints, preserve_rng, registered_checks, CheckResult
+from .core import ParanoidWarning, emit, fingerprints
 from .guards import NaNGuard
 from . import checks as _checks # patches `Learner.sanity_check`
 from . import leaks as _leaks
