@@ -296,6 +296,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                                                                           'fastai_paranoid/core.py'),
                                       'fastai_paranoid.core.CheckResult.as_row': ( 'core.html#checkresult.as_row',
                                                                                    'fastai_paranoid/core.py'),
+                                      'fastai_paranoid.core.CheckResult.is_finding': ( 'core.html#checkresult.is_finding',
+                                                                                       'fastai_paranoid/core.py'),
                                       'fastai_paranoid.core.CheckResult.passed': ( 'core.html#checkresult.passed',
                                                                                    'fastai_paranoid/core.py'),
                                       'fastai_paranoid.core.ParanoidError': ('core.html#paranoiderror', 'fastai_paranoid/core.py'),

@@ -303,7 +303,7 @@ SCENARIOS = [
 
 # %% ../nbs/33_calibration.ipynb #4a59b323
 ALARMS = ('failed', 'warning', 'error')
-_CODE = {'passed': 'P', 'failed': 'F', 'warning': 'W', 'skipped': 's', 'error': 'E'}
+_CODE = {'passed': 'P', 'failed': 'F', 'warning': 'W', 'info': 'i', 'skipped': 's', 'error': 'E'}
 
 @dataclass
 class CorpusRun:

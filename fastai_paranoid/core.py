@@ -10,9 +10,10 @@ import torch
 from torch import nn
 
 # %% auto #0
-__all__ = ['ON_LEAK', 'VERDICTS', 'ParanoidWarning', 'ParanoidError', 'finding_sink', 'emit', 'get_rng_states', 'set_rng_states',
-           'preserve_rng', 'rng_fingerprint', 'fingerprints', 'fingerprint', 'module_paths', 'tracks_running_stats',
-           'stat_norm_layers', 'frozen_modules', 'ResultTable', 'CheckResult', 'register_check', 'registered_checks']
+__all__ = ['ON_LEAK', 'VERDICTS', 'LEVELS', 'ParanoidWarning', 'ParanoidError', 'finding_sink', 'emit', 'get_rng_states',
+           'set_rng_states', 'preserve_rng', 'rng_fingerprint', 'fingerprints', 'fingerprint', 'module_paths',
+           'tracks_running_stats', 'stat_norm_layers', 'frozen_modules', 'ResultTable', 'CheckResult', 'register_check',
+           'registered_checks']
 
 # %% ../nbs/00_core.ipynb #d0586e11
 class ParanoidWarning(UserWarning):
@@ -246,7 +247,9 @@ class ResultTable:
 # %% ../nbs/00_core.ipynb #19cfa4bd
 from dataclasses import dataclass, field
 
-VERDICTS = ('passed', 'failed', 'warning', 'skipped', 'error') # 'error': the check itself crashed, so it says nothing about the Learner
+VERDICTS = ('passed', 'failed', 'warning', 'info', 'skipped', 'error') # 'info': a note, not a problem; 'error': the check itself crashed, so it says nothing about the Learner
+LEVELS = ('error', 'warning', 'info') # a finding's level: 'error' certain and changes what the run computes; 'warning' likely, from a test at a stated false-alarm rate; 'info' advice or a by-design note
+_VERDICT_LEVEL = {'failed': 'error', 'warning': 'warning', 'info': 'info'}
 
 @dataclass
 class CheckResult:
@@ -257,15 +260,24 @@ class CheckResult:
     threshold: object = None # what they were judged against
     message: str = '' # the object, the evidence
     fix: str = '' # what to do about it ('' when passed)
+    level: str = '' # the finding's level (`LEVELS`) when the verdict is a finding: by default 'error' for 'failed', 'warning' for 'warning', 'info' for 'info'
+    claim: str = '' # what the verdict claims: 'certain', or the test's false-alarm rate and sample size ('p = 2e-05 < 0.001, n = 64')
     def __post_init__(self):
         if self.verdict not in VERDICTS:
             raise ValueError(f"CheckResult: verdict {self.verdict!r} is not one of {VERDICTS}.")
+        if not self.level: self.level = _VERDICT_LEVEL.get(self.verdict, '')
+        if self.level and self.level not in LEVELS:
+            raise ValueError(f"CheckResult: level {self.level!r} is not one of {LEVELS}.")
+    @property
+    def is_finding(self)->bool:
+        "Is this verdict something to report (failed, warning or info)?"
+        return self.verdict in _VERDICT_LEVEL
     @property
     def passed(self)->bool: return self.verdict == 'passed'
     def as_row(self)->dict:
         "A dict for `ResultTable`"
         measured = ', '.join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in self.measured.items())
-        return {'check': self.name, 'verdict': self.verdict, 'measured': measured,
+        return {'check': self.name, 'verdict': self.verdict, 'level': self.level, 'measured': measured,
                 'threshold': '' if self.threshold is None else str(self.threshold), 'message': self.message, 'fix': self.fix}
 
 _CHECKS = {}
