@@ -10,10 +10,10 @@ import torch
 from torch import nn
 
 # %% auto #0
-__all__ = ['ON_LEAK', 'VERDICTS', 'LEVELS', 'ParanoidWarning', 'ParanoidError', 'finding_sink', 'emit', 'get_rng_states',
-           'set_rng_states', 'preserve_rng', 'rng_fingerprint', 'fingerprints', 'fingerprint', 'module_paths',
-           'tracks_running_stats', 'stat_norm_layers', 'frozen_modules', 'ResultTable', 'CheckResult', 'register_check',
-           'registered_checks']
+__all__ = ['ON_LEAK', 'VERDICTS', 'LEVELS', 'FAMILY_ALPHA', 'CHECK_ALPHA', 'ParanoidWarning', 'ParanoidError', 'finding_sink',
+           'emit', 'get_rng_states', 'set_rng_states', 'preserve_rng', 'rng_fingerprint', 'fingerprints', 'fingerprint',
+           'module_paths', 'tracks_running_stats', 'stat_norm_layers', 'frozen_modules', 'ResultTable', 'CheckResult',
+           'register_check', 'registered_checks']
 
 # %% ../nbs/00_core.ipynb #d0586e11
 class ParanoidWarning(UserWarning):
@@ -250,6 +250,8 @@ from dataclasses import dataclass, field
 VERDICTS = ('passed', 'failed', 'warning', 'info', 'skipped', 'error') # 'info': a note, not a problem; 'error': the check itself crashed, so it says nothing about the Learner
 LEVELS = ('error', 'warning', 'info') # a finding's level: 'error' certain and changes what the run computes; 'warning' likely, from a test at a stated false-alarm rate; 'info' advice or a by-design note
 _VERDICT_LEVEL = {'failed': 'error', 'warning': 'warning', 'info': 'info'}
+FAMILY_ALPHA = 0.01 # at most this share of healthy Learners may get any statistical warning, all checks together
+CHECK_ALPHA = 0.001 # the false-alarm rate of each statistical check: with at most 10 of them, the family stays within FAMILY_ALPHA (Bonferroni)
 
 @dataclass
 class CheckResult:
