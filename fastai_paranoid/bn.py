@@ -145,7 +145,8 @@ class FreezeBNStats(Callback):
             emit("FreezeBNStats: nothing in learn.model is frozen in this fit (no parameter group frozen by "
                           "learn.freeze()/freeze_to(), no module whose parameters all have requires_grad=False), so no "
                           "running statistics are held (said once per callback). Freeze the trunk first "
-                          "(learn.freeze()), or name it: FreezeBNStats(modules=...).", BNStatsWarning, stacklevel=2)
+                          "(learn.freeze()), or name it: FreezeBNStats(modules=...).", BNStatsWarning, stacklevel=2,
+                 kind="nothing_frozen", level="warning", learn=self.learn, guard="FreezeBNStats", claim="certain")
             return []
         frozen_ids = set(map(id, frozen))
         layers = [m for m in stat_norm_layers(self.learn.model) if id(m) in frozen_ids]
@@ -154,7 +155,7 @@ class FreezeBNStats(Callback):
             emit(f"FreezeBNStats: the frozen part of learn.model ({len(frozen)} modules, e.g. {paths.get(frozen[0], type(frozen[0]).__name__)}) "
                           f"has no normalization layer that tracks running statistics, so there is nothing to hold. "
                           f"Remove the callback, or name the modules whose BatchNorm should be held: FreezeBNStats(modules=...).",
-                          BNStatsWarning, stacklevel=2)
+                          BNStatsWarning, stacklevel=2, kind="no_norm_layer_to_hold", level="info", learn=self.learn, guard="FreezeBNStats")
         return layers
 
     def _hold(self):
@@ -179,7 +180,8 @@ class FreezeBNStats(Callback):
                               f"{r['running_mean']:.4g}, running_var by {r['running_var']:.4g}, {r['batches_tracked']} batches tracked. "
                               f"Something ran a training-mode forward after FreezeBNStats.before_batch (a callback with a higher "
                               f"order, or a forward outside the loop); give that callback a lower order or call it in eval mode.",
-                              BNStatsWarning, stacklevel=2)
+                              BNStatsWarning, stacklevel=2, kind="held_bn_moved", level="error", learn=self.learn, guard="FreezeBNStats",
+                              claim="certain")
         self._held, self._snapshot = [], None
 
 FreezeBNStatsCallback = FreezeBNStats

@@ -12,7 +12,8 @@ from fastcore.basics import store_attr
 from fastcore.foundation import L
 from fastai.callback.core import Callback, defaults
 # fastai.callback.schedule is not imported: its import adds ProgressCallback to fastai's `defaults.callbacks`
-from .core import ParanoidWarning, emit, fingerprints
+from .core import ParanoidWarning, Finding, emit, fingerprints, built_at, user_location
+from dataclasses import replace
 from .guards import NaNGuard
 from . import checks as _checks # patches `Learner.sanity_check`
 from . import leaks as _leaks
@@ -201,10 +202,12 @@ class FirstFitSanityCheck(Callback):
         for r in results:
             if r.name in crashed or r.verdict == 'error':
                 warnings.warn(f"{label}: sanity check '{r.name}' crashed; it says nothing about this run: {r.message}", SanityCheckNotRun)
-            elif r.verdict in ('failed', 'warning'):
+            elif r.is_finding:
                 threshold = f" (threshold: {r.threshold})" if r.threshold is not None else ''
-                emit(f"{label}: sanity check '{r.name}' {r.verdict} before the first fit: {r.message} "
-                     f"Evidence: {_measured(r)}{threshold}. Fix: {r.fix}", SanityFinding, on_leak=self.on_leak, stacklevel=3)
+                f = Finding(r.name, r.level, evidence=f"sanity check '{r.name}' {r.verdict} before the first fit: {r.message} "
+                            f"Evidence: {_measured(r)}{threshold}", fix=r.fix, learner=label, guard='FirstFitSanityCheck',
+                            claim=r.claim, built_at=built_at(learn), category=SanityFinding)
+                emit(f, on_leak=self.on_leak if r.level != 'info' else 'log', stacklevel=3)
 
 _GUARD_TYPES.append(FirstFitSanityCheck)
 
@@ -258,6 +261,7 @@ def _note_seeded_shared(learn, other_label):
         "build the DataLoaders after seeding, once per run (`fresh_learner(dls_fn, model_fn)` does both), "
         "or reseed the loader after set_seed: `dls.train.rng = random.Random(seed)`",
         rec.label if rec is not None else _learner_label(learn))
+    f = replace(f, guard='SeededSharedLoaders', claim='certain', built_at=built_at(learn), found_at=user_location(2))
     key = (f.kind, f.learner, f.path)
     if key in _leaks._reported: return
     _leaks._reported.add(key)

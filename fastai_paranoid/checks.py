@@ -790,6 +790,7 @@ def sanity_check(self:Learner,
     if on_fail is not None:
         for r in report.results:
             if r.verdict in ('warning', 'error') or (r.verdict == 'failed' and on_fail == 'warn'):
-                emit(f"{r.name} {r.verdict}: {r.message} {r.fix}", SanityCheckWarning, stacklevel=2)
+                emit(f"{r.name} {r.verdict}: {r.message} {r.fix}", SanityCheckWarning, stacklevel=2, kind=r.name,
+                     level=r.level or 'info', learn=self, guard='sanity_check', claim=r.claim)
     if on_fail == 'raise' and report.failed: raise SanityCheckError(report)
     return report

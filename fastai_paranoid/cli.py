@@ -7,101 +7,16 @@ from __future__ import annotations
 import argparse, contextlib, io, sys, tempfile, warnings
 from pathlib import Path
 from .core import ParanoidWarning, ResultTable
-from .leaks import StateLeakWarning, all_findings, clear_findings, findings_report
 from .paranoid import paranoid
 from torch import nn
 from fastai.callback.core import Callback
 
 # %% auto #0
-__all__ = ['Findings', 'collect_findings', 'BestValidLoss', 'demo', 'check', 'main']
+__all__ = ['BestValidLoss', 'demo', 'check', 'main']
 
 # %% ../nbs/22_cli.ipynb #a47af314
-import html
-from .core import finding_sink
-from .paranoid import lock_paranoid
+from .collect import Findings, collect_findings # the collector, shared with the runner, the pytest plugin and the IPython extension
 
-class Findings:
-    "What one checked run found: the state-leak detector's findings, the other guards' findings, and what the checked code was refused"
-    def __init__(self):
-        self._leaks, self._live = [], False # `leaks.Finding`s; `_live`: still collecting (see `_keep_leaks`)
-        self.warnings = [] # `warnings.WarningMessage`s: every other finding, in order (repeats included)
-        self.refused = [] # the checked code's `paranoid()` calls that would have switched guards off, with where they came from
-        self.name = 'the run' # what the report calls the checked code
-    def _keep_leaks(self):
-        "Add the detector's findings not kept yet: kept as they come, a `clear_findings()` in the checked code cannot drop them"
-        kept = {id(f) for f in self._leaks}
-        self._leaks += [f for f in all_findings() if id(f) not in kept]
-    @property
-    def leaks(self)->list:
-        "The state-leak detector's findings (up to now while the run goes on)"
-        if self._live: self._keep_leaks()
-        return self._leaks
-    @leaks.setter
-    def leaks(self, findings): self._leaks, self._live = list(findings), False
-    @property
-    def problems(self)->int:
-        "How many findings count against the run: leak findings that are not `info`, and every other guard's finding"
-        return sum(f.severity != 'info' for f in self.leaks) + len(self.other_warnings())
-    def other_warnings(self)->list:
-        "The distinct findings that are not the detector's own (those are in `self.leaks`)"
-        res, seen = [], set()
-        for w in self.warnings:
-            key = (w.category, str(w.message))
-            if issubclass(w.category, StateLeakWarning) or key in seen: continue
-            seen.add(key)
-            res.append(w)
-        return res
-    def _tables(self)->list:
-        others = [{'guard': w.category.__name__, 'message': str(w.message)} for w in self.other_warnings()]
-        return ([findings_report(self.leaks, title='State leaks')] if self.leaks else []) + \
-               ([ResultTable(others, columns=['guard', 'message'], title='Other guards')] if others else [])
-    def _headline(self, name):
-        if not self.leaks and not self.other_warnings(): return f"fastai-paranoid: no findings in {name}"
-        return f"fastai-paranoid: {self.problems} problem(s) found in {name}"
-    def _refusals(self):
-        return "fastai-paranoid: the checked code tried to switch guards off; they stayed on:\n" + '\n'.join(f"  {r}" for r in self.refused)
-    def report(self, name:str|None=None, # what to call the checked code (default: `self.name`)
-              )->str:
-        "The report as text: the leak table, the other guards' findings, then what the checked code was refused"
-        out = [self._headline(self.name if name is None else name)] + [str(t) for t in self._tables()]
-        if self.refused: out.append(self._refusals())
-        return '\n\n'.join(out)
-    __repr__ = report
-    def _repr_html_(self):
-        out = [f"<p>{html.escape(self._headline(self.name))}</p>"] + [t._repr_html_() for t in self._tables()]
-        if self.refused: out.append(f"<pre>{html.escape(self._refusals())}</pre>")
-        return '\n'.join(out)
-
-@contextlib.contextmanager
-def collect_findings(lock:bool=True, # hold the guards in force on for the body (`paranoid.lock_paranoid`)
-                     by:str='fastai-paranoid check', # the runner, named when the checked code is refused
-                    ):
-    "Gather the body's findings: the leak detector's (from a clean slate) and every other guard's, whatever the warnings filters say"
-    found = Findings()
-    clear_findings()
-    from_sinks = set() # (category, message) of what reached the sink: the warning `emit` then shows is not counted twice
-    def _sink(message, category):
-        found._keep_leaks()
-        from_sinks.add((category, str(message)))
-        found.warnings.append(warnings.WarningMessage(message, category, '', 0))
-    def _record(message, category, filename, lineno, file=None, line=None):
-        "For guards that still call `warnings.warn`: record what passes the filters, then show it"
-        found._keep_leaks()
-        if issubclass(category, ParanoidWarning) and (category, str(message)) not in from_sinks:
-            found.warnings.append(warnings.WarningMessage(message, category, filename, lineno, file, line))
-        show(message, category, filename, lineno, file, line)
-    with contextlib.ExitStack() as stack:
-        if lock: found.refused = stack.enter_context(lock_paranoid(by))
-        stack.enter_context(finding_sink(_sink))
-        stack.enter_context(warnings.catch_warnings())
-        warnings.simplefilter('always', ParanoidWarning)
-        show = warnings.showwarning
-        warnings.showwarning = _record
-        found._live = True
-        try: yield found
-        finally:
-            found._keep_leaks()
-            found._live = False
 
 # %% ../nbs/22_cli.ipynb #ba39ac0e
 class BestValidLoss(Callback):
@@ -143,7 +58,7 @@ def check(path=None, # a script, notebook or folder; None runs the built-in demo
     print(found.report('the demo pipeline'))
     return 1 if found.problems else 0
 
-_VALUE_OPTIONS = {'--flags', '--n-workers', '--n_workers', '--json', '--on-leak', '--cell-timeout', '--cell_timeout', '--sanity-budget', '--sanity_budget'}
+_VALUE_OPTIONS = {'--fail-on', '--flags', '--n-workers', '--n_workers', '--json', '--on-leak', '--cell-timeout', '--cell_timeout', '--sanity-budget', '--sanity_budget'}
 
 def _is_check_path(token): return not token.startswith('-') and (Path(token).suffix in ('.py', '.ipynb') or Path(token).is_dir())
 
@@ -169,6 +84,7 @@ def _check_parser():
     p.add_argument('--n-workers', '--n_workers', dest='n_workers', type=int, default=None, help="files checked at once, each in its own process (default: min(CPUs, 8))")
     p.add_argument('--json', dest='json_path', default=None, help="also write the per-file results and findings to this file")
     p.add_argument('--on-leak', choices=['warn', 'raise', 'log'], default='warn', help="what the guards do at a finding (default: warn)")
+    p.add_argument('--fail-on', dest='fail_on', choices=['error', 'warning', 'info'], default='warning', help="the lowest level of finding that makes the exit status 1 (default: warning, i.e. errors and warnings; info notes are shown, not counted)")
     p.add_argument('--verbose', action='store_true', help="let the checked code's output through as it runs")
     p.add_argument('--cell-timeout', '--cell_timeout', dest='cell_timeout', type=int, default=None, help="seconds a notebook cell may run (default: the project's cell_timeout)")
     p.add_argument('--no-sanity', dest='sanity', action='store_false', help="don't run learn.sanity_check() before each Learner's first fit (the NaN guard and the other guards stay)")
@@ -185,7 +101,7 @@ def main(argv:list|None=None, # the arguments (default: `sys.argv[1:]`)
         )->int:
     "The `fastai-paranoid` command"
     argv = list(sys.argv[1:] if argv is None else argv)
-    usage = "usage: fastai-paranoid check [PATH ...] [--flags FLAGS] [--n-workers N] [--json FILE] [--on-leak warn|log|raise] [--verbose] [--no-sanity] [--sanity-budget SECONDS]"
+    usage = "usage: fastai-paranoid check [PATH ...] [--flags FLAGS] [--n-workers N] [--json FILE] [--on-leak warn|log|raise] [--fail-on error|warning|info] [--verbose] [--no-sanity] [--sanity-budget SECONDS]"
     if argv[:1] in (['-h'], ['--help']):
         print(usage + "\n(fastai-paranoid check --help for more)")
         return 0
@@ -203,4 +119,4 @@ def main(argv:list|None=None, # the arguments (default: `sys.argv[1:]`)
     from fastai_paranoid.runner import check_paths
     return check_paths(opts.paths, script_args, flags=opts.flags.split(), n_workers=opts.n_workers, on_leak=opts.on_leak,
                        verbose=opts.verbose, cell_timeout=opts.cell_timeout, json_path=opts.json_path,
-                       sanity=opts.sanity, sanity_budget=opts.sanity_budget)
+                       sanity=opts.sanity, sanity_budget=opts.sanity_budget, fail_on=opts.fail_on)

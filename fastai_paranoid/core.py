@@ -5,13 +5,15 @@
 # %% ../nbs/00_core.ipynb #ad190029
 from __future__ import annotations
 import contextlib, random, warnings
+from dataclasses import replace
 import numpy as np
 import torch
 from torch import nn
 
 # %% auto #0
-__all__ = ['ON_LEAK', 'VERDICTS', 'LEVELS', 'FAMILY_ALPHA', 'CHECK_ALPHA', 'ParanoidWarning', 'ParanoidError', 'finding_sink',
-           'emit', 'get_rng_states', 'set_rng_states', 'preserve_rng', 'rng_fingerprint', 'fingerprints', 'fingerprint',
+__all__ = ['ON_LEAK', 'LEVELS', 'location_resolvers', 'VERDICTS', 'FAMILY_ALPHA', 'CHECK_ALPHA', 'ParanoidWarning',
+           'ParanoidError', 'Location', 'Finding', 'finding_sink', 'user_location', 'note_built', 'built_at', 'emit',
+           'get_rng_states', 'set_rng_states', 'preserve_rng', 'rng_fingerprint', 'fingerprints', 'fingerprint',
            'module_paths', 'tracks_running_stats', 'stat_norm_layers', 'frozen_modules', 'ResultTable', 'CheckResult',
            'register_check', 'registered_checks']
 
@@ -23,36 +25,162 @@ class ParanoidError(Exception):
     "Base class of the errors fastai_paranoid raises when a guard finds a problem"
 
 # %% ../nbs/00_core.ipynb #41084b23
-import logging, os
+import logging, os, sys, sysconfig, weakref, importlib.util
+from dataclasses import dataclass, field, asdict
 _logger = logging.getLogger('fastai_paranoid')
-_finding_sinks = [] # callables `fn(message, category)`, in the order they were opened
+_finding_sinks = [] # callables `fn(finding)`, in the order they were opened
 ON_LEAK = ('warn', 'raise', 'log')
+LEVELS = ('error', 'warning', 'info') # 'error': certain, and it changes what the run computes; 'warning': likely, from a test at a stated false-alarm rate; 'info': advice or a by-design note
+
+@dataclass(frozen=True)
+class Location:
+    "A place in the user's code: a file and line, or a notebook's cell and line"
+    file: str # the script, module or notebook
+    line: int # line number (in the cell, for a notebook)
+    cell: int|None = None # the notebook cell's index (from 0), None for a file
+    def __str__(self): return f"{self.file}:{self.line}" if self.cell is None else f"{self.file} cell {self.cell}:{self.line}"
+
+@dataclass(frozen=True)
+class Finding:
+    "One finding of any guard or check: what, how sure, on which object, the evidence, the fix, and where in the user's code"
+    kind: str # what was found: the check's name ('check_frozen') or the guard's kind ('reused_model', 'non_finite')
+    level: str # one of `LEVELS`
+    path: str = '' # the object, e.g. `model.0.1 (BatchNorm2d)` or `cbs[3] BestTracker.best` ('' when the evidence names it)
+    evidence: str = '' # what broke, with the numbers
+    fix: str = '' # what to do about it
+    learner: str = '' # the Learner it was found on, e.g. 'Learner #2'
+    guard: str = '' # who found it: 'StateLeakDetector', 'sanity_check', 'NaNGuard', ...
+    claim: str = '' # what the finding claims: 'certain', or a test's false-alarm rate and sample size
+    built_at: Location|None = field(default=None, compare=False) # the user's line that built the Learner
+    found_at: Location|None = field(default=None, compare=False) # the user's line whose call found it (a fit, `fine_tune`, `sanity_check`)
+    category: type = field(default=ParanoidWarning, compare=False, repr=False) # the warning category it is shown with
+    def __post_init__(self):
+        if self.level not in LEVELS: raise ValueError(f"Finding: level {self.level!r} is not one of {LEVELS}.")
+    @property
+    def severity(self)->str: return self.level # the name the leak detector's findings had before 0.3
+    @property
+    def message(self)->str:
+        "The finding as one sentence: Learner, object, evidence, fix"
+        head = f"{self.learner}: " if self.learner else ''
+        body = f"{self.path} {self.evidence}" if self.path else self.evidence
+        return head + body + (f". Fix: {self.fix.rstrip('.')}." if self.fix else '')
+    def __str__(self): return f"[{self.kind}] {self.message}"
+    @property
+    def where(self)->Location|None:
+        "The place to show first: the call that found it, else the line that built the Learner"
+        return self.found_at or self.built_at
+    def as_row(self)->dict:
+        "A dict for `ResultTable`"
+        return {'learner': self.learner, 'kind': self.kind, 'severity': self.level, 'path': self.path,
+                'evidence': self.evidence, 'fix': self.fix}
+    def as_dict(self)->dict:
+        "Every field, JSON-ready (locations as dicts, the category by name)"
+        d = {k: v for k, v in asdict(self).items() if k not in ('category', 'built_at', 'found_at')}
+        d['severity'] = self.level
+        d['category'] = self.category.__name__
+        for k in ('built_at', 'found_at'):
+            loc = getattr(self, k)
+            d[k] = None if loc is None else {'file': loc.file, 'line': loc.line, 'cell': loc.cell, 'text': str(loc)}
+        return d
 
 @contextlib.contextmanager
-def finding_sink(fn): # called as `fn(message:str, category:type)` for every finding emitted inside the block
+def finding_sink(fn): # called as `fn(finding)` with a `Finding` for every finding emitted inside the block
     "Record every finding any guard emits inside the block, whatever the warnings filters say"
     _finding_sinks.append(fn)
     try: yield fn
     finally: _finding_sinks.remove(fn)
 
+_SKIPPED_PACKAGES = ('fastai', 'fastcore', 'fasttransform', 'fastprogress', 'plum', 'torch', 'fastai_paranoid', 'execnb', 'nbdev',
+                     'IPython', 'ipykernel', '_pytest', 'pytest', 'pluggy', 'accelerate')
+_skipped_dirs = None
+location_resolvers = [] # callables `fn(filename, lineno) -> Location|None`: a notebook runner maps its cells' code names here
+
+def _library_dirs()->tuple:
+    "Folders whose frames are not the user's: the libraries above, and Python's own"
+    global _skipped_dirs
+    if _skipped_dirs is None:
+        dirs = {sysconfig.get_paths()[k] for k in ('stdlib', 'platstdlib')}
+        for name in _SKIPPED_PACKAGES:
+            try: spec = importlib.util.find_spec(name)
+            except (ImportError, ValueError): spec = None
+            for d in (getattr(spec, 'submodule_search_locations', None) or []): dirs.add(d)
+        _skipped_dirs = tuple(os.path.join(os.path.realpath(d), '') for d in dirs if d)
+    return _skipped_dirs
+
+import functools
+@functools.lru_cache(maxsize=4096)
+def _is_users(filename:str)->bool:
+    if filename.startswith('<'): return filename.startswith('<ipython-input')
+    return not os.path.realpath(filename).startswith(_library_dirs())
+
+def user_location(depth:int=1, # frames to skip above the caller
+                 )->Location|None:
+    "Where the user's code is on the current stack: the innermost frame outside fastai, fastcore, torch, this package and Python's own"
+    frame = sys._getframe(depth)
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if _is_users(filename):
+            for resolve in location_resolvers:
+                loc = resolve(filename, frame.f_lineno)
+                if loc is not None: return loc
+            return Location(filename, frame.f_lineno)
+        frame = frame.f_back
+    return None
+
+_built_at = weakref.WeakKeyDictionary() # Learner -> the user's line that built it
+
+def note_built(learn, # a Learner, inside its construction (a callback's `after_create`)
+              )->Location|None:
+    "Remember the user's line that is building `learn` (the first note wins)"
+    if learn not in _built_at:
+        loc = user_location(2)
+        try: _built_at[learn] = loc
+        except TypeError: return loc
+    return _built_at.get(learn)
+
+def built_at(learn)->Location|None:
+    "The user's line that built `learn`, if a guard saw it being built"
+    try: return _built_at.get(learn)
+    except TypeError: return None
+
 def _rank()->int:
     "This process's global rank (fastai's `rank_distrib`, read without importing fastai)"
     return int(os.environ.get('RANK', 0) or 0)
 
-def emit(message:str, # the finding: object, evidence, fix
-         category:type=ParanoidWarning, # its warning category
+def emit(finding, # a `Finding`, or a message (str) that becomes one with `kind` and `level`
+         category:type|None=None, # its warning category (default: the finding's, or `ParanoidWarning`)
          on_leak:str='warn', # 'warn', 'raise' or 'log'
-         error=ParanoidError, # what 'raise' raises: an exception class (called with `message`) or instance
+         error=ParanoidError, # what 'raise' raises: an exception class (called with the message) or instance
          stacklevel:int=2, # as `warnings.warn`'s, counted from the caller of `emit`
-        ):
-    "The one way a guard reports a finding: sinks record it, then it is warned, logged (rank 0 only) or raised (every rank)"
+         kind:str|None=None, # for a message: its kind (default: the category's name)
+         level:str='warning', # for a message: its level
+         learn=None, # the Learner it was found on: its `built_at` is filled in
+         guard:str='', # for a message: who found it
+         claim:str='', # for a message: what it claims
+        )->Finding:
+    "The one way a guard reports a finding: the `Finding` gets its locations, sinks record it, then it is warned, logged (rank 0 only) or raised (every rank)"
     if on_leak not in ON_LEAK:
         raise ValueError(f"on_leak={on_leak!r} is not one of {', '.join(map(repr, ON_LEAK))}.")
-    for sink in list(_finding_sinks): sink(message, category)
-    if on_leak == 'raise': raise error if isinstance(error, BaseException) else error(message)
-    if _rank() != 0: return
-    if on_leak == 'warn': warnings.warn(message, category, stacklevel=stacklevel + 1)
-    else: _logger.warning(message)
+    if isinstance(finding, Finding):
+        if category is not None and category is not finding.category: finding = replace(finding, category=category)
+    else:
+        category = category or ParanoidWarning
+        finding = Finding(kind or category.__name__, level, evidence=str(finding), guard=guard or category.__name__,
+                          claim=claim, category=category)
+    if finding.found_at is None: finding = replace(finding, found_at=user_location(2))
+    if finding.built_at is None and learn is not None: finding = replace(finding, built_at=built_at(learn))
+    for sink in list(_finding_sinks): sink(finding)
+    if on_leak == 'raise':
+        exc = error if isinstance(error, BaseException) else error(finding.message)
+        with contextlib.suppress(AttributeError, TypeError): exc.finding = finding
+        raise exc
+    if _rank() != 0: return finding
+    if on_leak == 'warn':
+        w = finding.category(str(finding))
+        w.finding = finding
+        warnings.warn(w, stacklevel=stacklevel + 1)
+    else: _logger.warning(str(finding))
+    return finding
 
 # %% ../nbs/00_core.ipynb #40cdffba
 def _dataloaders_of(dls):
@@ -248,7 +376,6 @@ class ResultTable:
 from dataclasses import dataclass, field
 
 VERDICTS = ('passed', 'failed', 'warning', 'info', 'skipped', 'error') # 'info': a note, not a problem; 'error': the check itself crashed, so it says nothing about the Learner
-LEVELS = ('error', 'warning', 'info') # a finding's level: 'error' certain and changes what the run computes; 'warning' likely, from a test at a stated false-alarm rate; 'info' advice or a by-design note
 _VERDICT_LEVEL = {'failed': 'error', 'warning': 'warning', 'info': 'info'}
 FAMILY_ALPHA = 0.01 # at most this share of healthy Learners may get any statistical warning, all checks together
 CHECK_ALPHA = 0.001 # the false-alarm rate of each statistical check: with at most 10 of them, the family stays within FAMILY_ALPHA (Bonferroni)

@@ -55,7 +55,8 @@ def _guard_free(pickle_module):
                 names = ', '.join(sorted({type(o).__name__ if _ours(o) else getattr(o, '__qualname__', repr(o)) for o in self._leftovers}))
                 emit(f"learn.export: the export still refers to fastai_paranoid ({names}), held by something of the Learner's "
                      f"other than its callbacks: `load_learner` will need fastai_paranoid installed. Fix: remove the reference "
-                     f"before exporting, or install fastai_paranoid where the Learner is loaded", ExportWarning)
+                     f"before exporting, or install fastai_paranoid where the Learner is loaded", ExportWarning,
+                     kind="export_refers_to_paranoid", level="warning", guard="learn.export", claim="certain")
             return res
         def reducer_override(self, obj):
             if _ours(obj):

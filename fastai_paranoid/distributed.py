@@ -516,12 +516,25 @@ class CrossRankConsistency(Callback):
         self.results = [check_cross_rank(self.learn, data_items=self.data_items)] + ([check_rank_streams(self.learn)] if self.streams else [])
         consistency = self.results[0]
         if consistency.verdict == 'failed': # every rank reached the same verdict from the same gathered digests: all raise, or none
-            emit(f"CrossRankConsistency: {consistency.message}. Fix: {consistency.fix}.", CrossRankWarning,
-                 on_leak=self.on_leak, error=CrossRankDivergenceError)
+            if _overwritten_by_ddp(self.learn, consistency): # an unseeded init that DDP's wrap replaces with rank 0's: a note
+                emit(f"CrossRankConsistency: {consistency.message}. Fix: {consistency.fix}.", CrossRankWarning,
+                     on_leak='log' if self.on_leak == 'log' else 'warn', kind='init_overwritten_by_ddp', level='info',
+                     learn=self.learn, guard='CrossRankConsistency', claim='certain')
+            else:
+                emit(f"CrossRankConsistency: {consistency.message}. Fix: {consistency.fix}.", CrossRankWarning,
+                     on_leak=self.on_leak, error=CrossRankDivergenceError, kind='ranks_diverge', level='error',
+                     learn=self.learn, guard='CrossRankConsistency', claim='certain')
         for res in self.results[1:]:
             if res.verdict == 'warning':
                 emit(f"CrossRankConsistency: {res.message}. Fix: {res.fix}.", CrossRankWarning,
-                     on_leak='log' if self.on_leak == 'log' else 'warn')
+                     on_leak='log' if self.on_leak == 'log' else 'warn', kind='shared_rank_streams', level='warning',
+                     learn=self.learn, guard='CrossRankConsistency', claim='certain')
+
+def _overwritten_by_ddp(learn, result)->bool:
+    "Do the ranks differ only in weights that DDP's pending wrap copies from rank 0 (fastai's recipe without a seed)?"
+    plan = _ddp_plan(learn)
+    failing = [f for f in getattr(result, 'findings', []) if f['kind'] != 'buffers']
+    return bool(failing) and plan['wrap'] == 'pending' and plan['params_copied'] and all(f['kind'] == 'weights' for f in failing)
 
 # %% ../nbs/40_distributed.ipynb #e49d72a2
 def _free_port()->int:

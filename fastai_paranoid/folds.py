@@ -85,14 +85,16 @@ def _check_fold(learn, fold, valid_idx, on_overlap):
     if n_valid != len(valid_idx):
         emit(f"fold {fold}: dls_fn(train_idx, valid_idx) returned a validation set of {n_valid} items for "
              f"{len(valid_idx)} validation indices, so it is not this fold's validation set. Build it from "
-             f"valid_idx exactly: no other data, no oversampling on the validation side.", FoldWarning, stacklevel=3)
+             f"valid_idx exactly: no other data, no oversampling on the validation side.", FoldWarning, stacklevel=3,
+             kind="fold_valid_size", level="error", learn=learn, guard="kfold_learners", claim="certain")
     if on_overlap == 'ignore': return
     shared = shared_items(learn.dls)
     if not len(shared): return
     msg = (f"fold {fold}: {len(shared)} of {n_valid} validation items ({len(shared) / n_valid:.0%}) have the same raw input as "
            f"a training item (first at valid position {shared[0]}); validation scores memorised copies, not new data. Split first, "
            f"then oversample or augment inside dls_fn, on the fold's training indices only.")
-    emit(msg, FoldWarning, on_leak='raise' if on_overlap == 'raise' else 'warn', error=FoldLeakError, stacklevel=3)
+    emit(msg, FoldWarning, on_leak='raise' if on_overlap == 'raise' else 'warn', error=FoldLeakError, stacklevel=3,
+         kind='fold_overlap', level='error', learn=learn, guard='kfold_learners', claim='certain')
 
 def kfold_learners(labels_or_n, # labels (stratified split) or the number of items (plain k-fold)
                    dls_fn, # `dls_fn(train_idx, valid_idx)` -> the fold's DataLoaders, built from these indices only

@@ -137,7 +137,8 @@ class NaNGuard(Callback):
                           parameter=self.param_names[param_idx] if param_idx >= 0 else None)
         self.bad_step = n_train if phase == 'training' else None # its index in `losses` (None: a validation batch)
         self.remove()
-        emit(self._message(), NonFiniteWarning, on_leak='raise' if self.raise_error else 'warn', error=NonFiniteError)
+        emit(self._message(), NonFiniteWarning, on_leak='raise' if self.raise_error else 'warn', error=NonFiniteError,
+             kind='non_finite', level='error', learn=self.learn, guard=type(self).__name__, claim='certain')
         raise CancelFitException()
 
     def _read_losses(self, keep:int|None=None):
@@ -244,7 +245,8 @@ class RNGAudit(Callback):
             emit(f"RNGAudit: {where} drew from the global {'+'.join(sources)} RNG ({why}), first at epoch {epoch}, "
                  f"batch {it} ({phase}, {mode} mode). Draws no one expects shift every later random number, so runs stop "
                  f"being comparable and a bug that needs one unlucky draw hides until then. Use a `torch.Generator` you own, "
-                 f"or pass `allow=` to RNGAudit if the draw is intended.", RNGDrawWarning)
+                 f"or pass `allow=` to RNGAudit if the draw is intended.", RNGDrawWarning,
+                 kind="unexpected_rng_draw", level="warning", learn=self.learn, guard="RNGAudit", claim="certain")
 
     def _module_verdict(self, module):
         path = self.paths.get(module, type(module).__name__)

@@ -8,7 +8,7 @@ import contextlib, warnings
 from .core import ParanoidWarning, finding_sink
 from .leaks import all_findings
 from .paranoid import paranoid
-from .cli import Findings
+from .collect import Findings, _from_warning
 
 # %% auto #0
 __all__ = ['ParanoidExtension', 'load_ipython_extension', 'unload_ipython_extension']
@@ -25,36 +25,34 @@ class ParanoidExtension:
         self._stack.enter_context(finding_sink(self._record))
         self._show = warnings.showwarning
         warnings.showwarning = self._showwarning
-        self._n_leaks, self._messages, self._from_sink = len(all_findings()), [], set()
+        self._found, self._n_leaks = Findings(), len(all_findings())
         shell.events.register('pre_run_cell', self.pre_run_cell)
         shell.events.register('post_run_cell', self.post_run_cell)
 
-    def _record(self, message, category):
-        self._from_sink.add((category, str(message)))
-        self._messages.append(warnings.WarningMessage(message, category, '', 0))
+    def _record(self, finding):
+        self._found.add(finding)
 
     def _showwarning(self, message, category, filename, lineno, file=None, line=None):
         "For guards that still call `warnings.warn`: record what is shown (once, if `emit` already recorded it), then show it"
-        if issubclass(category, ParanoidWarning) and (category, str(message)) not in self._from_sink:
-            self._messages.append(warnings.WarningMessage(message, category, filename, lineno, file, line))
+        if issubclass(category, ParanoidWarning): self._found.add(_from_warning(message, category, filename, lineno))
         self._show(message, category, filename, lineno, file, line)
 
     def pre_run_cell(self, info):
-        self._n_leaks, self._messages, self._from_sink = len(all_findings()), [], set()
+        self._found, self._n_leaks = Findings(), len(all_findings())
 
     def cell_findings(self)->Findings:
         "What the guards found since the current cell started"
         leaks = all_findings()
         found = Findings()
-        found.leaks = leaks[self._n_leaks:] if len(leaks) >= self._n_leaks else leaks # `clear_findings()` in the cell: all are new
-        found.warnings = list(self._messages)
+        for f in (leaks[self._n_leaks:] if len(leaks) >= self._n_leaks else leaks): found.add(f) # `clear_findings()` in the cell: all are new
+        for f in self._found.all: found.add(f)
         found.name = 'this cell'
         return found
 
     def post_run_cell(self, result):
         found = self.cell_findings()
-        self._n_leaks, self._messages, self._from_sink = len(all_findings()), [], set()
-        if found.leaks or found.other_warnings():
+        self._found, self._n_leaks = Findings(), len(all_findings())
+        if found.all:
             from IPython.display import display
             display(found)
 

@@ -22,10 +22,11 @@ import fastai_paranoid.deploy # learn.export() leaves this library's callbacks o
 def _fastai_class(module:str, name:str):
     "`module.name` if the user imported `module`, else `()` (which `isinstance` never matches)"
     return getattr(sys.modules.get(module), name, ())
-from .core import ParanoidWarning, ParanoidError, ON_LEAK, fingerprint, module_paths, ResultTable, emit
+from .core import ParanoidWarning, ParanoidError, ON_LEAK, LEVELS, Finding, fingerprint, module_paths, ResultTable, emit, \
+    user_location, note_built, built_at
 
 # %% auto #0
-__all__ = ['SEVERITIES', 'StateLeakWarning', 'StateLeakError', 'Finding', 'all_findings', 'clear_findings', 'findings_report',
+__all__ = ['SEVERITIES', 'StateLeakWarning', 'StateLeakError', 'all_findings', 'clear_findings', 'findings_report',
            'StateLeakDetector']
 
 # %% ../nbs/20_leaks.ipynb #4ec60a8d
@@ -38,27 +39,7 @@ class StateLeakError(ParanoidError):
         super().__init__(message)
         self.findings = list(findings)
 
-SEVERITIES = ('error', 'warning', 'info')
-
-@dataclass(frozen=True)
-class Finding:
-    "One state leak: its kind, how sure we are, the object by its path, the evidence in numbers, and the fix"
-    kind: str # e.g. 'reused_model', 'buffers_outside_fit'
-    severity: str # 'error' (certain leak), 'warning' (likely), 'info' (by design, for the record)
-    path: str # the object, e.g. `model.0.1 (BatchNorm2d)` or `cbs[3] BestTracker.best`
-    evidence: str # what broke, with the numbers
-    fix: str # what to do about it
-    learner: str = '' # the Learner it was found on, e.g. 'Learner #2'
-    def __post_init__(self):
-        if self.severity not in SEVERITIES:
-            raise ValueError(f"Finding: severity {self.severity!r} is not one of {SEVERITIES}.")
-    @property
-    def message(self)->str: return f"{self.learner}: {self.path} {self.evidence}. Fix: {self.fix}."
-    def __str__(self): return f"[{self.kind}] {self.message}"
-    def as_row(self)->dict:
-        "A dict for `ResultTable`"
-        return {'learner': self.learner, 'kind': self.kind, 'severity': self.severity, 'path': self.path,
-                'evidence': self.evidence, 'fix': self.fix}
+SEVERITIES = LEVELS # the leak detector's findings are `core.Finding`s: 'error' (certain leak), 'warning' (likely), 'info' (by design, for the record)
 
 _COLUMNS = ['learner', 'kind', 'severity', 'path', 'evidence', 'fix']
 _all_findings = [] # every finding of this process, in order
@@ -387,9 +368,12 @@ class StateLeakDetector(Callback):
 
     # --- reporting
     def _add(self, rec, kind, severity, path, evidence, fix):
-        f = Finding(kind, severity, path, evidence, fix, rec.label)
         key = (kind, rec.label, path)
         if key in _reported: return
+        learn = rec.learner_ref()
+        f = Finding(kind, severity, path, evidence, fix, rec.label, guard='StateLeakDetector',
+                    claim='certain' if severity == 'error' else '', built_at=built_at(learn) if learn is not None else None,
+                    found_at=user_location(2), category=StateLeakWarning)
         _reported.add(key)
         _all_findings.append(f)
         self.findings.append(f)
@@ -406,8 +390,8 @@ class StateLeakDetector(Callback):
         if self.on_leak == 'raise': # on every rank, so that no rank waits in a collective for one that stopped
             self._remove_probe()
             msg = str(loud[0]) if len(loud) == 1 else f"{len(loud)} state leaks:\n" + '\n'.join(map(str, loud))
-            emit(msg, StateLeakWarning, 'raise', error=StateLeakError(msg, loud))
-        for f in loud: emit(str(f), StateLeakWarning, self.on_leak, stacklevel=2) # `emit` warns or logs on rank 0 only
+            emit(loud[0], on_leak='raise', error=StateLeakError(msg, loud))
+        for f in loud: emit(f, on_leak=self.on_leak, stacklevel=2) # `emit` warns or logs on rank 0 only
 
     def _run_checks(self, rec, checks):
         "Run each check; a bug in one of ours is reported as such and never stops the user's training"
@@ -423,6 +407,7 @@ class StateLeakDetector(Callback):
 
     # --- events
     def after_create(self):
+        note_built(self.learn)
         if not self._first_detector(): return
         rec = _record_of(self.learn)
         if not rec.started: # any state the model arrives with was made before this Learner existed

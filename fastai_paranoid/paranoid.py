@@ -7,7 +7,7 @@ from __future__ import annotations
 import inspect, weakref
 from fastcore.basics import store_attr
 from fastai.callback.core import Callback, defaults
-from .core import get_rng_states, set_rng_states
+from .core import get_rng_states, set_rng_states, note_built
 from .leaks import StateLeakDetector, _fastai_class # fastai.callback.schedule is not imported: it registers ProgressCallback
 from .distributed import CrossRankConsistency, DistributedCPU
 
@@ -61,6 +61,7 @@ class ParanoidInstaller(Callback):
     order = -1000
     def after_create(self):
         learn = self.learn
+        note_built(learn) # the user's line that builds it, for every finding about it
         added = []
         for guard_cls in _settings['guards']:
             if any(isinstance(cb, guard_cls) for cb in learn.cbs): continue

@@ -17,6 +17,8 @@ def pytest_addoption(parser):
                     help="run every test under fastai_paranoid's paranoid(); a test during which a guard finds something fails with the finding")
     group.addoption('--paranoid=warn', action='store_const', const='warn', dest='paranoid',
                     help="run every test under paranoid(); list the findings at the end of the session (no test fails for them)")
+    group.addoption('--paranoid-fail-on', choices=['error', 'warning', 'info'], dest='paranoid_fail_on', default='warning',
+                    help="with --paranoid: the lowest level of finding that fails a test (default: warning, i.e. errors and warnings)")
     group.addoption('--paranoid-no-sanity', action='store_false', dest='paranoid_sanity', default=True,
                     help="with --paranoid: don't run learn.sanity_check() before each Learner's first fit")
     group.addoption('--paranoid-sanity-budget', type=float, dest='paranoid_sanity_budget', default=None,
@@ -30,8 +32,7 @@ def pytest_configure(config):
 def _failure_text(found, nodeid:str)->str:
     "The findings of one test as a failure message: one line per problem, each with its evidence and fix"
     lines = [f"fastai-paranoid: {found.problems} problem(s) found during {nodeid}"]
-    lines += [f"  {f}" for f in found.leaks if f.severity != 'info']
-    lines += [f"  [{w.category.__name__}] {w.message}" for w in found.other_warnings()]
+    lines += [f"  {f.where}: {f}" if f.where else f"  {f}" for f in found.all if f.level in found.fail_on]
     return '\n'.join(lines)
 
 class _Test:
@@ -61,10 +62,10 @@ class ParanoidSession:
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_runtest_setup(self, item):
-        from fastai_paranoid.cli import collect_findings
+        from fastai_paranoid.collect import collect_findings
         self._close(item.nodeid) # a setup that ran twice (a rerun plugin) starts afresh
         stack = contextlib.ExitStack()
-        found = stack.enter_context(collect_findings(lock=False))
+        found = stack.enter_context(collect_findings(lock=False, fail_on=self.config.getoption('paranoid_fail_on', 'warning')))
         self._open[item.nodeid] = _Test(stack, found, len(self.refused))
         self.n_tests += 1
         return (yield)

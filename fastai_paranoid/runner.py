@@ -4,12 +4,12 @@
 
 # %% ../nbs/23_runner.ipynb #269b059d
 from __future__ import annotations
-import atexit, contextlib, dataclasses, io, json, multiprocessing, os, runpy, shutil, sys, tempfile, time, traceback
+import atexit, contextlib, dataclasses, io, json, multiprocessing, os, re, runpy, shutil, sys, tempfile, time, traceback
 from dataclasses import dataclass, field
 from multiprocessing.connection import wait
 from pathlib import Path
 from fastcore.xtras import globtastic, working_directory
-from .core import ResultTable
+from .core import ResultTable, Location, location_resolvers
 from .paranoid import paranoid
 
 # %% auto #0
@@ -139,16 +139,34 @@ def run_notebook(path, # a notebook
     sys.path.insert(0, str(cfg.config_path))
     os.environ['IN_TEST'] = '1'
     shell = CaptureShell(path, profile=bool(cfg.get('exec_profile', False)))
+    cells = {} # the shell's execution count -> the index of the cell it ran, for findings' locations
+    def skip(cell):
+        if cell.idx_ not in to_run: return True
+        cells[shell.execution_count] = cell.idx_
+        return False
+    resolve = _cell_resolver(path, cells)
+    location_resolvers.append(resolve)
     try:
         with working_directory(path.parent):
-            shell.run_all(nb, exc_stop=True, preproc=lambda cell: cell.idx_ not in to_run, verbose=verbose, cell_timeout=int(cell_timeout) or None)
+            shell.run_all(nb, exc_stop=True, preproc=skip, verbose=verbose, cell_timeout=int(cell_timeout) or None)
     except Exception: raise NotebookFailed(shell.prettytb(fname=path) or traceback.format_exc()) from None
     finally:
+        location_resolvers.remove(resolve)
         shell.close()
         sys.modules['__main__'], sys.path[:], InteractiveShell._instance = saved_main, saved_path, saved_shell
         if saved_env is None: os.environ.pop('IN_TEST', None)
         else: os.environ['IN_TEST'] = saved_env
     return not_run
+
+_CELL_NAME = re.compile(r'<ipython-input-(\d+)-')
+
+def _cell_resolver(path, cells:dict):
+    "Map a frame of a cell the shell ran (`<ipython-input-N-...>`) to the notebook's cell index and the line in it"
+    def resolve(filename, lineno):
+        m = _CELL_NAME.match(filename)
+        if m is None or int(m.group(1)) not in cells: return None
+        return Location(str(path), lineno, cells[int(m.group(1))])
+    return resolve
 
 def run_script(path, # a .py file
                args=(), # its command-line arguments
@@ -179,11 +197,8 @@ class FileResult:
     refused: list = field(default_factory=list) # the checked code's calls that tried to switch guards off (they stayed on), with where from
 
 def _findings_data(found)->list:
-    "The findings of `found` (a `Findings`) as JSON-ready dicts"
-    rows = [{'guard': 'StateLeakDetector', **f.as_row()} for f in getattr(found, 'leaks', [])]
-    rows += [{'guard': w.category.__name__, 'kind': w.category.__name__, 'severity': 'warning', 'message': str(w.message)}
-             for w in found.other_warnings()] # the same keys for every finding, for CI
-    return rows
+    "The findings of `found` (a `Findings`) as JSON-ready dicts: every field of each `Finding`, its locations and message included"
+    return [{**f.as_dict(), 'message': f.message} for f in found.all]
 
 def _user_traceback(e, filenames):
     "The exception's traceback from the first frame in the user's code on (our frames above it are noise)"
@@ -203,9 +218,10 @@ def check_file(path, # a script or notebook
                cell_timeout:int|None=None, # seconds a notebook cell may run (default: the project's `cell_timeout`)
                sanity:bool=True, # run `learn.sanity_check()` before each Learner's first fit (with the default guards)
                sanity_budget:float|None=None, # seconds of sanity checks per Learner (None: `checkrun`'s default)
+               fail_on:str='warning', # the lowest level of finding that counts against the file
               )->FileResult:
     "Run one file in this process under `paranoid()` and return what it gave"
-    from fastai_paranoid.cli import collect_findings
+    from fastai_paranoid.collect import collect_findings
     from fastai_paranoid.checkrun import check_guards
     from fastai_paranoid.paranoid import PARANOID_GUARDS
     if guards is None: guards = PARANOID_GUARDS + check_guards(sanity, sanity_budget) # built here, in the worker: fresh classes per file
@@ -219,7 +235,7 @@ def check_file(path, # a script or notebook
             stack.enter_context(contextlib.redirect_stdout(out))
             stack.enter_context(contextlib.redirect_stderr(out))
         stack.enter_context(paranoid(on_leak=on_leak, guards=guards))
-        found = stack.enter_context(collect_findings())
+        found = stack.enter_context(collect_findings(fail_on=fail_on))
         try:
             if path.suffix == '.ipynb':
                 read_notebook(path)
@@ -345,11 +361,15 @@ def check_paths(paths:list, # scripts, notebooks and folders of them
                 json_path:str|None=None, # also write the results here, as JSON
                 sanity:bool=True, # run `learn.sanity_check()` before each Learner's first fit
                 sanity_budget:float|None=None, # seconds of sanity checks per Learner (None: the default)
+                fail_on:str='warning', # the lowest level of finding that makes the exit status 1: 'error', 'warning' or 'info'
                )->int:
     "Check every script and notebook under `paths`, each in its own process; print the results; return the exit status"
     if isinstance(paths, (str, Path)): paths = [paths]
     if isinstance(flags, str): flags = flags.split()
     try:
+        from fastai_paranoid.collect import fail_levels
+        try: fail_levels(fail_on)
+        except ValueError as e: raise CheckInputError(f"--fail-on: {e}") from None
         if json_path is not None and Path(json_path).is_dir():
             raise CheckInputError(f"--json {json_path} is a folder; give a file name, e.g. {Path(json_path)/'paranoid.json'}.")
         left_out = []
@@ -380,7 +400,7 @@ def check_paths(paths:list, # scripts, notebooks and folders of them
         if len(todo) > 1: _say(f"[{len(done)}/{len(todo)}] {r.path}: {r.status} ({r.seconds:.1f} s)")
     start = time.perf_counter()
     kwargs = dict(force_flags=list(flags), on_leak=on_leak, guards=guards, verbose=verbose, cell_timeout=cell_timeout,
-                  sanity=sanity, sanity_budget=sanity_budget)
+                  sanity=sanity, sanity_budget=sanity_budget, fail_on=fail_on)
     try: checked = check_files(todo, n_workers, on_result=_progress, args=tuple(args), **kwargs)
     except KeyboardInterrupt: # the workers still running were stopped by `check_files`
         _say(f"interrupted after {len(done)} of {len(todo)} file(s); the files still running were stopped")

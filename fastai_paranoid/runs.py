@@ -197,7 +197,8 @@ def run_seeds(fn, # `fn(seed)` -> a number or a dict of numbers: one complete ru
             failures[seed] = e
             emit(f"run_seeds: fn({seed}) raised {type(e).__name__}: {e}. The other seeds still run and the finished ones are kept; "
                  f"this failure is in `res.failures[{seed}]` (`res.raise_failures()` raises it again with its traceback). "
-                 f"Fix the run, then rerun that seed alone: `run_seeds(fn, [{seed}])`.", SeedWarning)
+                 f"Fix the run, then rerun that seed alone: `run_seeds(fn, [{seed}])`.", SeedWarning,
+                 kind="seed_failed", level="error", guard="run_seeds", claim="certain")
             continue
         done.append(seed)
     if not done:
@@ -208,7 +209,8 @@ def run_seeds(fn, # `fn(seed)` -> a number or a dict of numbers: one complete ru
     if res.diverged:
         emit(f"run_seeds: {_diverged_note(res.diverged, len(done))}: a metric came out NaN or infinite. Those runs are shown "
              f"in the result and kept out of every metric's mean, std and spread; a diverging seed is itself a finding: look "
-             f"at that seed with NaNGuard, or lower the learning rate.", SeedWarning)
+             f"at that seed with NaNGuard, or lower the learning rate.", SeedWarning,
+             kind="seed_diverged", level="error", guard="run_seeds", claim="certain")
     return res
 
 # %% ../nbs/02_runs.ipynb #f975597c
@@ -558,7 +560,8 @@ def ablate(fn, # `fn(config, seed)` -> a number or a dict of metrics: one comple
     if logged and (changed := _version_changes(logged, versions)):
         emit(f"ablate: the {len(logged)} runs read back from the log {str(path)!r} were made with other versions ({changed}). "
              f"Their numbers may differ from a run made now, so the comparison mixes versions; to compare like with like, "
-             f"rerun everything into a new log (or mode='w').", SeedWarning)
+             f"rerun everything into a new log (or mode='w').", SeedWarning,
+             kind="log_versions_differ", level="warning", guard="ablate", claim="certain")
     created = path is not None and not path.exists()
     f = open(path, 'a' if mode == 'a' else 'w') if path is not None else None
     runs = {} # (variant, seed) -> record
@@ -616,7 +619,8 @@ def ablate(fn, # `fn(config, seed)` -> a number or a dict of metrics: one comple
     if diverged:
         emit(f"ablate: {'; '.join(diverged.values())}: a metric came out NaN or infinite. Those runs are shown as such and "
              f"kept out of every metric's mean and std; a variant that diverges on some seeds is less stable than one that never does: look at "
-             f"that seed with NaNGuard, or lower its learning rate.", SeedWarning)
+             f"that seed with NaNGuard, or lower its learning rate.", SeedWarning,
+             kind="variant_diverged", level="error", guard="ablate", claim="certain")
     return AblationTable(rows, records, baseline, title=title, seeds=seeds, resumed=list(logged))
 
 def read_ablation(log, # the JSON-lines log `ablate` wrote

@@ -321,10 +321,12 @@ def test_findings_go_through_emit():
     from fastai_paranoid.core import finding_sink
     seen = []
     learn = fresh_learner(digits_dls, partial(digits_cnn, buggy=True), loss_func=CrossEntropyLossFlat(), lr=3e-3)
-    with finding_sink(lambda msg, cat: seen.append((msg, cat))), warnings.catch_warnings():
+    with finding_sink(seen.append), warnings.catch_warnings():
         warnings.simplefilter('ignore')
         learn.sanity_check(checks=[check_loss_activation], progress=False)
-    assert len(seen) == 1 and seen[0][1] is SanityCheckWarning and seen[0][0].startswith('check_loss_activation failed')
+    assert len(seen) == 1 and seen[0].category is SanityCheckWarning
+    assert (seen[0].kind, seen[0].level, seen[0].guard) == ('check_loss_activation', 'error', 'sanity_check')
+    assert seen[0].found_at is not None and seen[0].found_at.file == __file__, "the finding points at the line that called sanity_check"
 
 def test_no_negative_zero_percent():
     from fastai_paranoid.datachecks import pct

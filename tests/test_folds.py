@@ -181,17 +181,17 @@ def test_kfold_learners_refuses_bad_input():
 
 def test_fold_findings_reach_a_finding_sink_whatever_the_warnings_filters():
     found = []
-    with finding_sink(lambda msg, cat: found.append((cat, msg[:7]))), warnings.catch_warnings():
+    with finding_sink(lambda f: found.append((f.category, f.message[:7]))), warnings.catch_warnings():
         warnings.simplefilter('ignore')
         list(kfold_learners(YD, leaky_dls, build_mlp, n_splits=2, **kw()))
         next(kfold_learners(len(X), lambda tr, va: tensor_dls(X[:80], Y[:80], X[80:], Y[80:]), build_mlp, n_splits=2,
                             on_overlap='ignore', **kw()))
     assert found == [(FoldWarning, 'fold 0:'), (FoldWarning, 'fold 1:'), (FoldWarning, 'fold 0:')]
     found.clear()
-    with finding_sink(lambda msg, cat: found.append(cat)), pytest.raises(FoldLeakError, match='fold 0:'):
+    with finding_sink(lambda f: found.append(f.category)), pytest.raises(FoldLeakError, match='fold 0:'):
         next(kfold_learners(YD, leaky_dls, build_mlp, n_splits=4, on_overlap='raise', **kw()))
     assert found == [FoldWarning], "a raised finding is recorded too"
     found.clear()
-    with finding_sink(lambda msg, cat: found.append(cat)):
+    with finding_sink(lambda f: found.append(f.category)):
         list(kfold_learners(Y, healthy_dls, build_mlp, n_splits=3, on_overlap='raise', **kw()))
     assert found == [], "healthy folds report nothing"

@@ -265,16 +265,16 @@ def test_nanguard_plot_marks_a_gradient_step_and_a_validation_batch():
 def test_guard_findings_reach_a_finding_sink_under_an_ignore_filter():
     found = []
     learn = fresh_learner(small_dls, noisy_mlp, cbs=[NoiseSchedule(start=1), NaNGuard(raise_error=False), RNGAudit()], loss_func=nn.CrossEntropyLoss())
-    with finding_sink(lambda msg, cat: found.append(cat)), warnings.catch_warnings():
+    with finding_sink(lambda f: found.append(f.category)), warnings.catch_warnings():
         warnings.simplefilter('ignore')
         fit(learn, 3)
     assert found == [RNGDrawWarning, NonFiniteWarning]
     learn.rng_audit.remove()
     found.clear()
     learn = fresh_learner(small_dls, noisy_mlp, cbs=[NoiseSchedule(start=1), NaNGuard()], loss_func=nn.CrossEntropyLoss())
-    with finding_sink(lambda msg, cat: found.append(cat)), pytest.raises(NonFiniteError): fit(learn, 3)
+    with finding_sink(lambda f: found.append(f.category)), pytest.raises(NonFiniteError): fit(learn, 3)
     assert found == [NonFiniteWarning]
     found.clear()
-    with finding_sink(lambda msg, cat: found.append(cat)):
+    with finding_sink(lambda f: found.append(f.category)):
         fit(fresh_learner(small_dls, build_mlp, cbs=[NaNGuard(), RNGAudit()], loss_func=nn.CrossEntropyLoss()), 2)
     assert found == [], "a healthy run reports nothing"

@@ -239,7 +239,7 @@ def test_collect_findings_counts_each_finding_once_whether_emitted_or_warned():
             emit("emitted, then shown as a warning", GuardWarning)
             warnings.warn("a guard that still calls warnings.warn", GuardWarning)
             warnings.warn("not ours", UserWarning)
-    assert [str(w.message) for w in found.warnings] == ["emitted, then shown as a warning", "a guard that still calls warnings.warn"]
+    assert [f.message for f in found.all] == ["emitted, then shown as a warning", "a guard that still calls warnings.warn"]
     assert found.problems == 2
     assert len(shown) == 3, "the warnings are still shown as they happen"
 
