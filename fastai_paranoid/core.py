@@ -397,6 +397,7 @@ class CheckResult:
         if not self.level: self.level = _VERDICT_LEVEL.get(self.verdict, '')
         if self.level and self.level not in LEVELS:
             raise ValueError(f"CheckResult: level {self.level!r} is not one of {LEVELS}.")
+        if self.level == 'error' and not self.claim: self.claim = 'certain' # an error is a certain finding; a statistical one is a warning with its test
     @property
     def is_finding(self)->bool:
         "Is this verdict something to report (failed, warning or info)?"

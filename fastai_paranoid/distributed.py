@@ -518,7 +518,7 @@ class CrossRankConsistency(Callback):
         if consistency.verdict == 'failed': # every rank reached the same verdict from the same gathered digests: all raise, or none
             if _overwritten_by_ddp(self.learn, consistency): # an unseeded init that DDP's wrap replaces with rank 0's: a note
                 emit(f"CrossRankConsistency: {consistency.message}. Fix: {consistency.fix}.", CrossRankWarning,
-                     on_leak='log' if self.on_leak == 'log' else 'warn', kind='init_overwritten_by_ddp', level='info',
+                     on_leak='log', kind='init_overwritten_by_ddp', level='info', # logged, as the detector's notes are; runners show it
                      learn=self.learn, guard='CrossRankConsistency', claim='certain')
             else:
                 emit(f"CrossRankConsistency: {consistency.message}. Fix: {consistency.fix}.", CrossRankWarning,

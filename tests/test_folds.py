@@ -147,8 +147,9 @@ def test_healthy_folds_are_silent():
 def test_oversample_then_split_warns_on_every_fold_with_the_count():
     with pytest.warns(FoldWarning) as caught:
         folds = list(kfold_learners(YD, leaky_dls, build_mlp, n_splits=4, **kw()))
-    messages = [str(w.message) for w in caught if issubclass(w.category, FoldWarning)]
-    assert len(messages) == 4
+    found = [w.message.finding for w in caught if issubclass(w.category, FoldWarning)]
+    assert [(f.kind, f.level) for f in found] == [('fold_overlap', 'error')] * 4
+    messages = [f.message for f in found]
     for (fold, learn), msg in zip(folds, messages):
         n = len(shared_items(learn.dls))
         assert n > 0 and msg.startswith(f"fold {fold}: {n} of 60 validation items")

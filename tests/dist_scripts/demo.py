@@ -31,7 +31,7 @@ learn = fresh_learner(xor_dls, build_mlp, seed=42, loss_func=nn.CrossEntropyLoss
 seed_rank_streams(42)
 fit_and_report('healthy run', learn)
 
-# 2. the bug: rank 1 seeded differently before building its model
+# 2. rank 1 seeded differently before building its model: DDP's wrap copies rank 0's weights, so an info note, and the fit runs
 learn = fresh_learner(xor_dls, build_mlp, seed=42 + rank, loss_func=nn.CrossEntropyLoss())
 fit_and_report('rank 1 seeded differently', learn)
 
