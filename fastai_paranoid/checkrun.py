@@ -261,7 +261,8 @@ def _note_seeded_shared(learn, other_label):
         "build the DataLoaders after seeding, once per run (`fresh_learner(dls_fn, model_fn)` does both), "
         "or reseed the loader after set_seed: `dls.train.rng = random.Random(seed)`",
         rec.label if rec is not None else _learner_label(learn))
-    f = replace(f, guard='SeededSharedLoaders', claim='certain', built_at=built_at(learn), found_at=user_location(2))
+    f = replace(f, guard='SeededSharedLoaders', claim='certain', built_at=built_at(learn), found_at=user_location(2),
+                category=_leaks.StateLeakWarning) # a note of the leak report
     key = (f.kind, f.learner, f.path)
     if key in _leaks._reported: return
     _leaks._reported.add(key)

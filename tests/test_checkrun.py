@@ -1,6 +1,6 @@
 """`fastai-paranoid check` with `check_guards()`: each bug family of issue 13, written as a user's script (tests/bug_scripts, no
 fastai_paranoid inside), is reported; the healthy twins stay silent and train bitwise as they do without the check."""
-import re
+import json, re
 from pathlib import Path
 import pytest
 import torch
@@ -24,30 +24,29 @@ def plain(script, *args):
     "Run a script as `python script.py` would"
     run_script(SCRIPTS / script, args)
 
-def messages(found, category=SanityFinding): return [str(w.message) for w in found.other_warnings() if issubclass(w.category, category)]
+def messages(found, category=SanityFinding): return [f.message for f in found.all if issubclass(f.category, category)]
 
-def sanity(names, verdicts='failed'):
-    "A finding of the check called `names` (today's display name, or the function name the calibrated checks may use)"
-    return rf"sanity check '({names})' ({verdicts}) before the first fit"
-
-# script -> (category, pattern of the finding that names the family's bug)
+# script -> (the finding's kind, the levels it may have, a pattern of its evidence that names the family's bug)
 BUGS = {
-    'softmax_before_ce.py': (SanityFinding, sanity('loss/activation|check_loss_activation') + r".*\(Softmax\)"),
-    'unnormalized_pixels.py': (SanityFinding, sanity('input normalization|check_input_normalization', 'failed|warning') + r".*mean 78\.\d"),
-    'valid_in_train.py': (SanityFinding, sanity('train/valid duplicates|check_split_duplicates') + r".*239 of 359 validation items"),
-    'oversample_before_split.py': (SanityFinding, sanity('shuffled-label leak|check_label_leak') + r".*scrambled"),
-    'view_not_transpose.py': (SanityFinding, sanity('batch independence|check_batch_independence') + r".*depends on input"),
-    'frozen_bn_drift.py': (SanityFinding, sanity('frozen really frozen|check_frozen') + r".*model\.0\.1 \(BatchNorm2d\): running_mean moved"),
-    'nan_epoch2.py': (NonFiniteWarning, r"NaNGuard: the loss is non-finite at epoch 1, batch \d+ \(training\)"),
+    'softmax_before_ce.py': ('check_loss_activation', ('error',), r"\(Softmax\)"),
+    'unnormalized_pixels.py': ('check_input_normalization', ('error', 'warning'), r"mean 78\.\d"),
+    'valid_in_train.py': ('check_split_duplicates', ('error',), r"239 of 359 validation items"),
+    'oversample_before_split.py': ('check_label_leak', ('error', 'warning'), r"scrambled"),
+    'view_not_transpose.py': ('check_batch_independence', ('error',), r"depends on input"),
+    'frozen_bn_drift.py': ('check_frozen', ('error',), r"model\.0\.1 \(BatchNorm2d\): running_mean moved"),
+    'nan_epoch2.py': ('non_finite', ('error',), r"NaNGuard: the loss is non-finite at epoch 1, batch \d+ \(training\)"),
 }
 
 @pytest.mark.parametrize('script', BUGS)
 def test_bug_family_is_reported(script):
-    category, pattern = BUGS[script]
+    kind, levels, pattern = BUGS[script]
     found, _ = checked(script)
     assert found.problems > 0
-    assert any(re.search(pattern, m) for m in messages(found, category)), found.report(script)
-    if category is SanityFinding: assert all('Fix: ' in m and 'Evidence: ' in m for m in messages(found, category))
+    hits = [f for f in found.all if f.kind == kind]
+    assert hits and all(f.level in levels for f in hits), found.report(script)
+    assert any(re.search(pattern, f.evidence) for f in hits), found.report(script)
+    assert all(f.fix for f in hits) and all(f.found_at is not None and f.found_at.file.endswith(script) for f in hits), \
+        "each finding has its fix and points at the script's line"
 
 def final_weights(tmp_path, script, under_check):
     "Run the healthy twin with --save, under the check or plainly: (its trained weights, findings, guards)"
@@ -85,13 +84,20 @@ def test_seeded_runs_on_shared_dataloaders(rebuild):
         assert [f.severity for f in notes] == ['info']
         assert '#2832' in notes[0].evidence and 'dls.train.rng' in notes[0].evidence
 
-def test_the_command_runs_the_sanity_checks_and_its_options_turn_them_off(capsys):
+def test_the_command_runs_the_sanity_checks_and_its_options_turn_them_off(capsys, tmp_path):
     "`fastai-paranoid check SCRIPT` (worker process, default guards) reports the softmax; `--no-sanity` leaves only the other guards"
     from fastai_paranoid.cli import main
     script = str(SCRIPTS / 'softmax_before_ce.py')
-    assert main(['check', '--n-workers', '1', script]) == 1
+    out_json = tmp_path / 'out.json'
+    assert main(['check', '--n-workers', '1', '--json', str(out_json), script]) == 1
     out = capsys.readouterr().out
-    assert re.search(sanity('loss/activation|check_loss_activation') + r".*\(Softmax\)", out), out
+    findings = json.loads(out_json.read_text())['files'][0]['findings']
+    (f,) = [f for f in findings if f['kind'] == 'check_loss_activation']
+    assert f['level'] == 'error' and f['claim'] == 'certain' and '(Softmax)' in f['evidence'], f
+    lines = Path(script).read_text().splitlines()
+    assert f['found_at']['file'] == script and 'fit' in lines[f['found_at']['line'] - 1], "the line that called fit"
+    assert 'Learner(' in lines[f['built_at']['line'] - 1], "the line that built the Learner"
+    assert f"{script}:{f['found_at']['line']}  error" in out, out
     assert main(['check', '--no-sanity', '--n-workers', '1', script]) == 0 # the check's options come before the script
     out = capsys.readouterr().out
     assert 'sanity check' not in out and 'no findings' in out, out
