@@ -10,7 +10,7 @@ from fastai.callback.core import Callback, defaults
 from .core import get_rng_states, set_rng_states
 from .leaks import StateLeakDetector, _fastai_class # fastai.callback.schedule is not imported: it registers ProgressCallback
 from .distributed import CrossRankConsistency, DistributedCPU
-from .splitprint import SplitFingerprint # learn.save records the training split beside the weights; learn.load reports overlap
+from .splitprint import SplitFingerprint # learn.save records the training split beside the weights, learn.load counts the overlap
 
 # %% auto #0
 __all__ = ['PARANOID_GUARDS', 'PreserveLRFindRNG', 'PreserveLRFindGrads', 'ParanoidInstaller', 'paranoid', 'is_paranoid',
