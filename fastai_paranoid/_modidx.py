@@ -1052,6 +1052,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                             'fastai_paranoid.splitprint._pct': ('splitprint.html#_pct', 'fastai_paranoid/splitprint.py'),
                                             'fastai_paranoid.splitprint._probing': ( 'splitprint.html#_probing',
                                                                                      'fastai_paranoid/splitprint.py'),
+                                            'fastai_paranoid.splitprint._read_items': ( 'splitprint.html#_read_items',
+                                                                                        'fastai_paranoid/splitprint.py'),
                                             'fastai_paranoid.splitprint._save': ('splitprint.html#_save', 'fastai_paranoid/splitprint.py'),
                                             'fastai_paranoid.splitprint._shown': ( 'splitprint.html#_shown',
                                                                                    'fastai_paranoid/splitprint.py'),
