@@ -14,3 +14,4 @@ from .datachecks import *
 from .guards import *
 from .distributed import *
 from .checkrun import *
+from .splitprint import *
