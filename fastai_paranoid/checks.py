@@ -24,9 +24,10 @@ from .bn import FreezeBNStats, fine_tune_phase, freezes_nothing, FIX_SPLITTER
 # %% auto #0
 __all__ = ['BUDGET_WEIGHTS', 'loaders_kept', 'training_batches', 'model_copy', 'predict', 'refuse_built_optimizer', 'user_lr',
            'new_optimizer', 'has_trained', 'loss_name', 'applies_log_softmax', 'applies_sigmoid', 'expects_log_probs',
-           'class_axis', 'check_loss_at_init', 'check_loss_activation', 'overfit_one_batch', 'check_overfit_one_batch',
-           'short_run', 'batch_losses', 'check_lr', 'LRSweep', 'lr_sweep', 'learner_copy', 'held_norm_layers',
-           'check_frozen', 'SanityCheckWarning', 'SanityCheckError', 'SanityReport', 'default_budget']
+           'class_axis', 'data_classes', 'check_loss_at_init', 'check_loss_activation', 'overfit_one_batch',
+           'check_overfit_one_batch', 'short_run', 'batch_losses', 'check_lr', 'LRSweep', 'lr_sweep', 'learner_copy',
+           'held_norm_layers', 'check_frozen', 'SanityCheckWarning', 'SanityCheckError', 'SanityReport',
+           'default_budget']
 
 # %% ../nbs/30_checks.ipynb #faeebd01
 @contextlib.contextmanager
@@ -173,6 +174,44 @@ def _knows_labels(outputs:list, axis:int, n_classes:int)->float|None:
     se = float(d.std()) / math.sqrt(len(d))
     return float(d.mean()) / se if se > 0 else None
 
+def data_classes(dls)->tuple:
+    "How many classes the data hold and where that was read: `dls.c`, a flat `dls.vocab`, or the largest integer target of in-memory `TensorDataset`s (+1); (None, None) when none of them is there"
+    try: c = getattr(dls, 'c', None)
+    except Exception: c = None
+    if isinstance(c, (int, np.integer)) and not isinstance(c, bool) and c > 0: return int(c), 'dls.c'
+    try: vocab = getattr(dls, 'vocab', None)
+    except Exception: vocab = None
+    if vocab is not None and hasattr(vocab, 'o2i'): return len(vocab), 'len(dls.vocab)' # a CategoryMap (a text classifier's is a list of two)
+    targets = [getattr(getattr(dl, 'dataset', None), 'tensors', [None])[-1] for dl in getattr(dls, 'loaders', [])] # torch's TensorDataset
+    targets = [t for t in targets if isinstance(t, torch.Tensor) and not t.is_floating_point() and t.numel()]
+    if targets: return max(int(t.max()) for t in targets) + 1, 'the largest target of the training and validation sets + 1'
+    return None, None
+
+def _head_vs_data(learn, n_outputs:int, targets:list)->CheckResult|None:
+    "A result when the model's number of outputs and the classes of the data disagree (certain: read from the shapes, `dls.c` and the targets), else None"
+    name = 'check_loss_at_init'
+    ints = [t.as_subclass(torch.Tensor).reshape(-1) for t in targets if not t.is_floating_point()]
+    ints = [t[t >= 0] for t in ints] # ignore_index (-100) targets
+    top = max((int(t.max()) for t in ints if t.numel()), default=None)
+    n_data, source = data_classes(learn.dls)
+    measured = {'n_outputs': n_outputs, 'n_classes_data': n_data, 'largest_target': top}
+    fix = f"Give the model one output per class: n_out=dls.c (vision_learner/tabular_learner pick it when n_out is left out), or nn.Linear(..., dls.c) as the last layer."
+    if top is not None and top >= n_outputs:
+        return CheckResult(name, 'failed', measured, f"targets < n_outputs = {n_outputs}",
+            f"the targets go up to {top} but the model has {n_outputs} output{'s' if n_outputs > 1 else ''} per item: class {top} has no output, and "
+            f"the loss cannot be computed for it (cross-entropy raises, or indexes past the outputs on a GPU).", fix, claim='certain')
+    if n_data is not None and n_data > n_outputs:
+        return CheckResult(name, 'failed', measured, f"n_outputs = {source} = {n_data}",
+            f"the data hold {n_data} classes ({source}) but the model has {n_outputs} outputs per item: "
+            f"{n_data - n_outputs} classes can never be predicted.", fix, claim='certain')
+    if n_data is not None and n_data < n_outputs:
+        return CheckResult(name, 'warning', measured, f"n_outputs = {source} = {n_data}",
+            f"the model has {n_outputs} outputs per item for the {n_data} classes the data hold ({source}): the softmax spreads over "
+            f"{n_outputs - n_data} classes that never occur, the loss at init is ln({n_outputs}) = {math.log(n_outputs):.3f} instead of "
+            f"ln({n_data}) = {math.log(n_data):.3f}, and until training pushes them down, predictions can land on them.",
+            fix, level='warning', claim='certain')
+    return None
+
 @register_check(10)
 def check_loss_at_init(learn:Learner, # the Learner, left as it is
                        n_batches:int=4, # training batches the loss is averaged over
@@ -202,12 +241,14 @@ def check_loss_at_init(learn:Learner, # the Learner, left as it is
     _quiet_dropout(model)
     losses, labels, outputs = [], [], []
     with preserve_rng(learn.dls), torch.no_grad():
-        for xb, yb in training_batches(learn, n_batches):
-            pred = predict(model, xb)
+        batches = [(predict(model, xb), yb) for xb, yb in training_batches(learn, n_batches)]
+        n_classes = batches[-1][0].shape[class_axis(loss_func)]
+        mismatch = _head_vs_data(learn, n_classes, [yb[0] for _, yb in batches])
+        if mismatch is not None: return mismatch
+        for pred, yb in batches:
             losses.append(learn.loss_func(pred, *yb).item())
             labels.append(yb[0].reshape(-1))
             outputs.append((pred, yb[0]))
-    n_classes = pred.shape[class_axis(loss_func)]
     loss = float(np.mean(losses))
     expected = math.log(n_classes)
     entropy = _label_entropy(torch.cat(labels), n_classes)
@@ -246,6 +287,19 @@ def _last_leaf(model:nn.Module, xb:tuple):
     finally:
         for h in hooks: h.remove()
     return pred, (ran[-1] if ran else None)
+
+_CLAMPS = {nn.ReLU: (0., math.inf), nn.ReLU6: (0., 6.), nn.Softplus: (0., math.inf), nn.Sigmoid: (0., 1.),
+           nn.Hardsigmoid: (0., 1.), nn.Tanh: (-1., 1.), nn.Hardtanh: (-1., 1.)}
+
+def _clamping(last:nn.Module|None, outputs:torch.Tensor, min_outputs:int=64, min_zeros:float=0.1)->tuple|None:
+    "(low, high, what) when the model's last activation clamps its logits: a clamping module ran last, or at least `min_zeros` of `min_outputs` or more outputs are exactly 0 and none negative (a functional ReLU); else None"
+    for cls, (low, high) in _CLAMPS.items():
+        if type(last) is cls:
+            if cls is nn.Hardtanh: low, high = float(last.min_val), float(last.max_val)
+            return low, high, f"the last layer is a {cls.__name__}"
+    if outputs.numel() >= min_outputs and outputs.min() >= 0 and float((outputs == 0).float().mean()) >= min_zeros:
+        return 0., math.inf, f"no output is negative and {float((outputs == 0).float().mean()):.0%} are exactly 0 (a ReLU applied in forward)"
+    return None
 
 @register_check(20)
 def check_loss_activation(learn:Learner, # the Learner, left as it is
@@ -298,6 +352,19 @@ def check_loss_activation(learn:Learner, # the Learner, left as it is
             f"in front of {lname}, which applies log_softmax itself: the gradients vanish as the softmax saturates and the loss "
             f"stalls above 0, even at 100% accuracy.",
             "Remove the final Softmax and give the loss logits; learn.get_preds() applies the loss's softmax for you.")
+    clamp = _clamping(last, probs)
+    if clamp is not None:
+        measured['output_max'] = float(probs.max())
+        low, high, how = clamp
+        floor = math.log1p((n_classes - 1) * math.exp(-(high - low))) if math.isfinite(high) else 0.0
+        bound = f"in [{low:g}, {high:g}]" if math.isfinite(high) else f"at least {low:g}"
+        return CheckResult(name, 'failed', measured | {'loss_floor': floor}, threshold + "; logits not clamped by the last activation",
+            f"{where}: {how} in front of {lname}, so every logit is {bound} (measured: {probs.min():.4f} to {probs.max():.4f}): "
+            + (f"the softmax of {n_classes} classes cannot give the true class more than {1 / (1 + (n_classes - 1) * math.exp(-(high - low))):.3f}, "
+               f"and the loss cannot go below {floor:.4f} per item." if math.isfinite(high) else
+               f"a class cannot be pushed below the others by a negative logit, and an output clamped at {low:g} passes no gradient.")
+            , "Remove the final activation: end the model with the Linear layer, whose raw outputs (logits) the loss expects.",
+            claim='certain')
     return CheckResult(name, 'passed', measured, threshold, f"outputs are logits (rows sum to 1 only within {deviation:.2f}), as {lname} expects.")
 
 # %% ../nbs/30_checks.ipynb #a6e78211
