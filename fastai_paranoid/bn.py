@@ -15,8 +15,8 @@ from .core import (ParanoidWarning, ResultTable, frozen_modules, stat_norm_layer
                                   module_paths, tracks_running_stats)
 
 # %% auto #0
-__all__ = ['FreezeBNStatsCallback', 'norm_stats_snapshot', 'NormStatsDrift', 'norm_stats_drift', 'BNStatsWarning',
-           'FreezeBNStats']
+__all__ = ['FreezeBNStatsCallback', 'FIX_SPLITTER', 'norm_stats_snapshot', 'NormStatsDrift', 'norm_stats_drift', 'BNStatsWarning',
+           'FreezeBNStats', 'fine_tune_phase', 'freezes_nothing', 'EmptyFreezeWarning', 'EmptyFreezeGuard']
 
 # %% ../nbs/10_bn.ipynb #f822ef7c
 _STAT_BUFFERS = ('running_mean', 'running_var', 'num_batches_tracked')
@@ -185,3 +185,59 @@ class FreezeBNStats(Callback):
         self._held, self._snapshot = [], None
 
 FreezeBNStatsCallback = FreezeBNStats
+
+# %% ../nbs/10_bn.ipynb #1145aa6f
+import inspect, sys
+from fastai.learner import Learner
+
+FIX_SPLITTER = ("Give the Learner a splitter that puts the body and the head in separate parameter groups: Learner(..., "
+                "splitter=lambda m: [params(m[0]), params(m[1])]), or build it with vision_learner/cnn_learner (their own splitter); "
+                "or freeze the body by hand: learn.model[0].requires_grad_(False).")
+
+def _fine_tune_code():
+    "The code of fastai's `Learner.fine_tune` and the line of its `self.unfreeze()`, or None (not imported, or its source unreadable)"
+    fine_tune = getattr(Learner, 'fine_tune', None) # patched onto Learner by fastai.callback.schedule
+    if fine_tune is None: return None
+    try: lines, start = inspect.getsourcelines(fine_tune)
+    except (OSError, TypeError): return None
+    unfreeze = [start + i for i, line in enumerate(lines) if '.unfreeze(' in line]
+    return (fine_tune.__code__, unfreeze[0]) if unfreeze else None
+
+def fine_tune_phase(learn:Learner, # the Learner whose `fine_tune` is looked for on the stack
+                    max_depth:int=60, # frames searched
+                   )->str|None:
+    "'frozen' while fastai's `learn.fine_tune` runs its first fit (after its `self.freeze()`), 'unfrozen' in its second, None outside it"
+    found = _fine_tune_code()
+    if found is None: return None
+    code, unfreeze_line = found
+    frame = sys._getframe(1)
+    for _ in range(max_depth):
+        if frame is None: return None
+        if frame.f_code is code and frame.f_locals.get('self') is learn:
+            return 'frozen' if frame.f_lineno < unfreeze_line else 'unfrozen'
+        frame = frame.f_back
+    return None
+
+def freezes_nothing(learn:Learner)->str|None:
+    "Why `learn.freeze()` freezes nothing on this Learner (one parameter group, and freeze() freezes every group but the last), or None"
+    if learn.opt is None: return None
+    groups = len(learn.opt.param_lists)
+    if groups > 1 or any(not p.requires_grad for p in learn.model.parameters()): return None
+    n_params = sum(p.numel() for p in learn.model.parameters())
+    return (f"learn.opt has {groups} parameter group (the Learner was built without a splitter), and learn.freeze() freezes "
+            f"every group but the last: here none, so all {n_params:,} parameters train")
+
+class EmptyFreezeWarning(ParanoidWarning):
+    "fastai's `fine_tune` called `learn.freeze()` on a Learner where it freezes nothing: the 'frozen' phase trains the whole model"
+
+class EmptyFreezeGuard(Callback):
+    "At the frozen phase of fastai's `learn.fine_tune`, report a freeze that froze nothing (certain: one parameter group, no parameter with requires_grad=False): the whole model trains through the 'frozen' epochs. Keeps no state"
+    order = -150 # before the other callbacks' before_fit: nothing has moved yet
+    def __init__(self, on_leak:str='warn'): # what a finding does: 'warn', 'raise' or 'log'
+        store_attr()
+    def before_fit(self):
+        nothing = freezes_nothing(self.learn)
+        if nothing is None or fine_tune_phase(self.learn) != 'frozen': return
+        emit(f"learn.fine_tune called learn.freeze(), but {nothing}: its 'frozen' epochs train the whole model, the "
+             f"pretrained body included, at the head's rate (level error, certain). {FIX_SPLITTER}",
+             EmptyFreezeWarning, on_leak=self.on_leak, stacklevel=3)

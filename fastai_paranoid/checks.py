@@ -16,16 +16,18 @@ from fastai.optimizer import Optimizer, OptimWrapper
 from fastcore.basics import patch, store_attr
 from fastprogress.fastprogress import progress_bar
 from .core import ParanoidWarning, ParanoidError, emit, preserve_rng, module_paths, stat_norm_layers, frozen_modules
-from .core import ResultTable, CheckResult, VERDICTS, register_check, registered_checks
+from .core import ResultTable, CheckResult, VERDICTS, CHECK_ALPHA, register_check, registered_checks
 from . import datachecks # registers the data checks (5-8): learn.sanity_check() runs all nine
 from .datachecks import Deadline, pct, copy_model, computed_tensors_memo, _first_tensor as first_tensor
+from .bn import FreezeBNStats, fine_tune_phase, freezes_nothing, FIX_SPLITTER
 
 # %% auto #0
 __all__ = ['BUDGET_WEIGHTS', 'loaders_kept', 'training_batches', 'model_copy', 'predict', 'refuse_built_optimizer', 'user_lr',
            'new_optimizer', 'has_trained', 'loss_name', 'applies_log_softmax', 'applies_sigmoid', 'expects_log_probs',
-           'class_axis', 'check_loss_at_init', 'check_loss_activation', 'overfit_one_batch', 'check_overfit_one_batch',
-           'short_run', 'batch_losses', 'check_lr', 'LRSweep', 'lr_sweep', 'learner_copy', 'check_frozen',
-           'SanityCheckWarning', 'SanityCheckError', 'SanityReport', 'default_budget']
+           'class_axis', 'data_classes', 'check_loss_at_init', 'check_loss_activation', 'overfit_one_batch',
+           'check_overfit_one_batch', 'short_run', 'batch_losses', 'check_lr', 'LRSweep', 'lr_sweep', 'learner_copy',
+           'held_norm_layers', 'check_frozen', 'SanityCheckWarning', 'SanityCheckError', 'SanityReport',
+           'default_budget']
 
 # %% ../nbs/30_checks.ipynb #faeebd01
 @contextlib.contextmanager
@@ -172,6 +174,44 @@ def _knows_labels(outputs:list, axis:int, n_classes:int)->float|None:
     se = float(d.std()) / math.sqrt(len(d))
     return float(d.mean()) / se if se > 0 else None
 
+def data_classes(dls)->tuple:
+    "How many classes the data hold and where that was read: `dls.c`, a flat `dls.vocab`, or the largest integer target of in-memory `TensorDataset`s (+1); (None, None) when none of them is there"
+    try: c = getattr(dls, 'c', None)
+    except Exception: c = None
+    if isinstance(c, (int, np.integer)) and not isinstance(c, bool) and c > 0: return int(c), 'dls.c'
+    try: vocab = getattr(dls, 'vocab', None)
+    except Exception: vocab = None
+    if vocab is not None and hasattr(vocab, 'o2i'): return len(vocab), 'len(dls.vocab)' # a CategoryMap (a text classifier's is a list of two)
+    targets = [getattr(getattr(dl, 'dataset', None), 'tensors', [None])[-1] for dl in getattr(dls, 'loaders', [])] # torch's TensorDataset
+    targets = [t for t in targets if isinstance(t, torch.Tensor) and not t.is_floating_point() and t.numel()]
+    if targets: return max(int(t.max()) for t in targets) + 1, 'the largest target of the training and validation sets + 1'
+    return None, None
+
+def _head_vs_data(learn, n_outputs:int, targets:list)->CheckResult|None:
+    "A result when the model's number of outputs and the classes of the data disagree (certain: read from the shapes, `dls.c` and the targets), else None"
+    name = 'check_loss_at_init'
+    ints = [t.as_subclass(torch.Tensor).reshape(-1) for t in targets if not t.is_floating_point()]
+    ints = [t[t >= 0] for t in ints] # ignore_index (-100) targets
+    top = max((int(t.max()) for t in ints if t.numel()), default=None)
+    n_data, source = data_classes(learn.dls)
+    measured = {'n_outputs': n_outputs, 'n_classes_data': n_data, 'largest_target': top}
+    fix = f"Give the model one output per class: n_out=dls.c (vision_learner/tabular_learner pick it when n_out is left out), or nn.Linear(..., dls.c) as the last layer."
+    if top is not None and top >= n_outputs:
+        return CheckResult(name, 'failed', measured, f"targets < n_outputs = {n_outputs}",
+            f"the targets go up to {top} but the model has {n_outputs} output{'s' if n_outputs > 1 else ''} per item: class {top} has no output, and "
+            f"the loss cannot be computed for it (cross-entropy raises, or indexes past the outputs on a GPU).", fix, claim='certain')
+    if n_data is not None and n_data > n_outputs:
+        return CheckResult(name, 'failed', measured, f"n_outputs = {source} = {n_data}",
+            f"the data hold {n_data} classes ({source}) but the model has {n_outputs} outputs per item: "
+            f"{n_data - n_outputs} classes can never be predicted.", fix, claim='certain')
+    if n_data is not None and n_data < n_outputs:
+        return CheckResult(name, 'warning', measured, f"n_outputs = {source} = {n_data}",
+            f"the model has {n_outputs} outputs per item for the {n_data} classes the data hold ({source}): the softmax spreads over "
+            f"{n_outputs - n_data} classes that never occur, the loss at init is ln({n_outputs}) = {math.log(n_outputs):.3f} instead of "
+            f"ln({n_data}) = {math.log(n_data):.3f}, and until training pushes them down, predictions can land on them.",
+            fix, level='warning', claim='certain')
+    return None
+
 @register_check(10)
 def check_loss_at_init(learn:Learner, # the Learner, left as it is
                        n_batches:int=4, # training batches the loss is averaged over
@@ -201,12 +241,14 @@ def check_loss_at_init(learn:Learner, # the Learner, left as it is
     _quiet_dropout(model)
     losses, labels, outputs = [], [], []
     with preserve_rng(learn.dls), torch.no_grad():
-        for xb, yb in training_batches(learn, n_batches):
-            pred = predict(model, xb)
+        batches = [(predict(model, xb), yb) for xb, yb in training_batches(learn, n_batches)]
+        n_classes = batches[-1][0].shape[class_axis(loss_func)]
+        mismatch = _head_vs_data(learn, n_classes, [yb[0] for _, yb in batches])
+        if mismatch is not None: return mismatch
+        for pred, yb in batches:
             losses.append(learn.loss_func(pred, *yb).item())
             labels.append(yb[0].reshape(-1))
             outputs.append((pred, yb[0]))
-    n_classes = pred.shape[class_axis(loss_func)]
     loss = float(np.mean(losses))
     expected = math.log(n_classes)
     entropy = _label_entropy(torch.cat(labels), n_classes)
@@ -245,6 +287,19 @@ def _last_leaf(model:nn.Module, xb:tuple):
     finally:
         for h in hooks: h.remove()
     return pred, (ran[-1] if ran else None)
+
+_CLAMPS = {nn.ReLU: (0., math.inf), nn.ReLU6: (0., 6.), nn.Softplus: (0., math.inf), nn.Sigmoid: (0., 1.),
+           nn.Hardsigmoid: (0., 1.), nn.Tanh: (-1., 1.), nn.Hardtanh: (-1., 1.)}
+
+def _clamping(last:nn.Module|None, outputs:torch.Tensor, min_outputs:int=64, min_zeros:float=0.1)->tuple|None:
+    "(low, high, what) when the model's last activation clamps its logits: a clamping module ran last, or at least `min_zeros` of `min_outputs` or more outputs are exactly 0 and none negative (a functional ReLU); else None"
+    for cls, (low, high) in _CLAMPS.items():
+        if type(last) is cls:
+            if cls is nn.Hardtanh: low, high = float(last.min_val), float(last.max_val)
+            return low, high, f"the last layer is a {cls.__name__}"
+    if outputs.numel() >= min_outputs and outputs.min() >= 0 and float((outputs == 0).float().mean()) >= min_zeros:
+        return 0., math.inf, f"no output is negative and {float((outputs == 0).float().mean()):.0%} are exactly 0 (a ReLU applied in forward)"
+    return None
 
 @register_check(20)
 def check_loss_activation(learn:Learner, # the Learner, left as it is
@@ -297,6 +352,19 @@ def check_loss_activation(learn:Learner, # the Learner, left as it is
             f"in front of {lname}, which applies log_softmax itself: the gradients vanish as the softmax saturates and the loss "
             f"stalls above 0, even at 100% accuracy.",
             "Remove the final Softmax and give the loss logits; learn.get_preds() applies the loss's softmax for you.")
+    clamp = _clamping(last, probs)
+    if clamp is not None:
+        measured['output_max'] = float(probs.max())
+        low, high, how = clamp
+        floor = math.log1p((n_classes - 1) * math.exp(-(high - low))) if math.isfinite(high) else 0.0
+        bound = f"in [{low:g}, {high:g}]" if math.isfinite(high) else f"at least {low:g}"
+        return CheckResult(name, 'failed', measured | {'loss_floor': floor}, threshold + "; logits not clamped by the last activation",
+            f"{where}: {how} in front of {lname}, so every logit is {bound} (measured: {probs.min():.4f} to {probs.max():.4f}): "
+            + (f"the softmax of {n_classes} classes cannot give the true class more than {1 / (1 + (n_classes - 1) * math.exp(-(high - low))):.3f}, "
+               f"and the loss cannot go below {floor:.4f} per item." if math.isfinite(high) else
+               f"a class cannot be pushed below the others by a negative logit, and an output clamped at {low:g} passes no gradient.")
+            , "Remove the final activation: end the model with the Linear layer, whose raw outputs (logits) the loss expects.",
+            claim='certain')
     return CheckResult(name, 'passed', measured, threshold, f"outputs are logits (rows sum to 1 only within {deviation:.2f}), as {lname} expects.")
 
 # %% ../nbs/30_checks.ipynb #a6e78211
@@ -432,6 +500,15 @@ def short_run(learn:Learner, # the Learner, left as it is
         size = math.sqrt(sum(float((p0.double() ** 2).sum()) for p0 in start))
     return {'losses': losses, 'relative_change': moved / size if size > 0 else math.inf, 'seconds': deadline.spent}
 
+def _p_lower(run_losses:list, start_losses:list)->float|None:
+    "One-sided p-value of a paired t-test that the run's losses are not below the starting weights' on the same batches (None: too few pairs or no spread)"
+    d = np.asarray(run_losses, dtype=float) - np.asarray(start_losses, dtype=float)
+    if len(d) < 5 or not np.isfinite(d).all(): return None
+    se = d.std(ddof=1) / math.sqrt(len(d))
+    if not se > 0: return None
+    from scipy.stats import t as student_t # fastai depends on scipy; imported here to keep this module's import light
+    return float(student_t.cdf(d.mean() / se, len(d) - 1))
+
 def _tail(losses, tail): return float(np.mean(losses[-tail:])) if all(map(math.isfinite, losses)) else math.inf
 
 def batch_losses(learn:Learner, # the Learner, left as it is
@@ -468,14 +545,17 @@ def check_lr(learn:Learner, # the Learner, left as it is
     tail = min(tail, max(1, len(losses) // 3))
     end = _tail(losses, tail)
     # the starting weights on the same tail batches: the run's own start, without the batch-to-batch noise of step 0 alone
-    start = float(np.mean(batch_losses(learn, batches[:len(losses)][-tail:])))
+    start_losses = batch_losses(learn, batches[:len(losses)][-tail:])
+    start = float(np.mean(start_losses))
     ratio = end / start if math.isfinite(end) and start > 0 else math.inf
+    p_lower = _p_lower(losses[-tail:], start_losses)
     trained = has_trained(learn)
     measured = {'lr': lr, 'steps': len(losses), 'step0_loss': losses[0], 'start_loss_tail_batches': start, 'tail_loss': end,
                 'tail_over_start': ratio, 'relative_weight_change': run['relative_change'],
                 'share_above_step0': float(np.mean([l > losses[0] for l in losses[1:]])) if len(losses) > 1 else 0.0}
     threshold = (f"mean loss of the last {tail} steps < (1 - {tol}) x the starting weights' loss on those batches; "
-                 f"if not, weights moved < {pct(max_change, 0)} (too low) or more (too high)")
+                 f"if not, weights moved < {pct(max_change, 0)} (too low) or more (too high, unless a paired t-test puts the tail "
+                 f"below the start at p < {CHECK_ALPHA:g}: a large loss descending slowly)")
     power = f" (only {len(losses)} of the {steps} steps it wanted fit in its {budget:.1f} s budget)" if len(losses) < steps and math.isfinite(end) else ''
     story = f"a {len(losses)}-step run of a copy at lr={lr:g}"
     fix_high = f"Lower the learning rate (learn.lr, or fit's lr): try {lr / 10:g}, or find the band with lr_sweep(learn)."
@@ -484,6 +564,15 @@ def check_lr(learn:Learner, # the Learner, left as it is
               (f"hovers above its start: the mean of its last {tail} steps is {end:.4f}, {ratio:.2f} times the {start:.4f} the starting "
                f"weights score on the same batches (step 0: {losses[0]:.4f}, exceeded on {pct(measured['share_above_step0'], 0)} of the steps)")
         return CheckResult(name, 'failed', measured, threshold, f"{story}: the loss {how}{power}.", fix_high)
+    if p_lower is not None: measured['p_tail_not_lower'] = p_lower
+    falling = p_lower is not None and p_lower < CHECK_ALPHA
+    if ratio > 1 - tol and run['relative_change'] > max_change and falling:
+        # a large loss (an unscaled regression target) falls by a small share per step: steps that descend do not overshoot
+        return CheckResult(name, 'passed', measured, threshold,
+            f"{story} took the loss from {start:.4f} to {end:.4f} (mean of the last {tail} steps, same batches), only "
+            f"{pct(1 - ratio)} lower, but lower on the same batches at every test (paired t-test, p = {p_lower:.1g} < {CHECK_ALPHA:g}, "
+            f"n = {tail}): the steps descend, slowly. A loss this large falls slowly when the targets are not scaled "
+            f"(a regression on raw values: normalize y, or put the target range in the head, e.g. sigmoid_range){power}.")
     if ratio > 1 - tol and run['relative_change'] > max_change:
         return CheckResult(name, 'failed', measured, threshold,
             f"{story}: the weights moved by {pct(run['relative_change'], 0)} of their norm, and the loss did not go down "
@@ -597,6 +686,12 @@ def learner_copy(learn:Learner, # the Learner to copy
     _copy_training_state(learn, clone)
     return clone
 
+def held_norm_layers(learn:Learner)->list:
+    "The normalization layers of `learn.model` that are really frozen: their own parameters have requires_grad=False (a parameter-less one inside a frozen part), or a `FreezeBNStats` callback holds them"
+    frozen = set(frozen_modules(learn.model)) # the model alone: requires_grad, not the optimizer's groups
+    held = {m for cb in learn.cbs if isinstance(cb, FreezeBNStats) for m in cb._frozen_part()}
+    return [m for m in stat_norm_layers(learn.model) if m in frozen or m in held]
+
 @register_check(90)
 def check_frozen(learn:Learner, # the Learner, left as it is
                  n_batches:int=4, # training batches of the short fit
@@ -605,13 +700,21 @@ def check_frozen(learn:Learner, # the Learner, left as it is
                 )->CheckResult:
     "After a short fit of a copy that starts where the user's next fit starts (their callbacks, gradients, optimizer state and weight decay), are frozen parameters and the running statistics of frozen normalization layers unchanged?"
     name = 'check_frozen'
-    frozen = set(frozen_modules(learn))
     param_names = [n for n, p in learn.model.named_parameters() if not p.requires_grad]
-    norm_layers = set(stat_norm_layers(learn.model))
-    norm_names = [n for n, m in learn.model.named_modules() if m in frozen and m in norm_layers]
+    held = set(held_norm_layers(learn))
+    norm_names = [n for n, m in learn.model.named_modules() if m in held]
+    # fastai's train_bn=True keeps the BN layers of frozen groups trainable on purpose: their statistics move by design
+    in_frozen_groups = set(frozen_modules(learn))
+    trainable_bn = [m for m in stat_norm_layers(learn.model) if m in in_frozen_groups and m not in held]
     if not param_names and not norm_names:
+        nothing = freezes_nothing(learn)
+        if nothing and fine_tune_phase(learn) == 'frozen':
+            return CheckResult(name, 'failed', {'param_groups': len(learn.opt.param_lists), 'frozen_params': 0}, "something frozen in fine_tune's frozen phase",
+                f"learn.fine_tune called learn.freeze(), but {nothing}: its 'frozen' epochs train the whole model at the head's rate.",
+                FIX_SPLITTER, level='error', claim='certain')
         return CheckResult(name, 'skipped', message="nothing is frozen: no parameter has requires_grad=False and learn.opt has no frozen "
-                           "parameter group (learn.freeze() makes some).")
+                           "parameter group (learn.freeze() makes some)" + (f"; if you called learn.freeze(), it froze nothing: {nothing}." if nothing else "."),
+                           fix=FIX_SPLITTER if nothing else '')
     lr = user_lr(learn, lr)
     originals = dict(learn.model.named_parameters())
     stale = [n for n in param_names if originals[n].grad is not None]
@@ -630,15 +733,18 @@ def check_frozen(learn:Learner, # the Learner, left as it is
     moved_params = [n for n, d in param_moves.items() if d > 0]
     moved_norms = [n for n, (dm, dv) in stat_moves.items() if dm > 0 or dv > 0]
     measured = {'batches': n_batches, 'lr': lr, 'frozen_params': len(param_names), 'frozen_norm_layers': len(norm_names),
+                'trainable_norm_layers_in_frozen_groups': len(trainable_bn),
                 'frozen_with_stale_grad': len(stale), 'params_changed': len(moved_params), 'norm_layers_moved': len(moved_norms)}
     if moved_params: measured['max_param_change'] = max(param_moves.values())
     if moved_norms: measured['max_running_stat_change'] = max(max(v) for v in stat_moves.values())
     threshold = "no change"
     if not moved_params and not moved_norms:
+        by_design = (f"; the {len(trainable_bn)} normalization layers of the frozen groups are trainable under train_bn=True "
+                     f"(fastai's default: their parameters and statistics train by design)" if trainable_bn else '')
         return CheckResult(name, 'passed', measured, threshold,
             f"{len(param_names)} frozen parameter tensors and the running statistics of {len(norm_names)} frozen normalization "
             f"layers are unchanged after {n_batches} training batches at lr={lr:g}"
-            + (f" ({len(stale)} of them carry a gradient from an earlier fit, replayed)." if stale else "."))
+            + (f" ({len(stale)} of them carry a gradient from an earlier fit, replayed)" if stale else "") + by_design + ".")
     paths = module_paths(learn.model)
     modules_orig = dict(learn.model.named_modules())
     evidence = [f"{paths[modules_orig[n]]}: running_mean moved by {stat_moves[n][0]:.4g}, running_var by {stat_moves[n][1]:.4g}"
@@ -647,9 +753,9 @@ def check_frozen(learn:Learner, # the Learner, left as it is
     evidence += [f"model.{n} changed by {param_moves[n]:.4g} although requires_grad=False"
                  + (" (it still holds the .grad of an earlier fit)" if n in stale else '') for n in moved_params][:3]
     fixes = []
-    if moved_norms: fixes.append("keep frozen normalization layers in eval mode during training: Learner(..., train_bn=False, cbs=BnFreeze()) "
-                                 "(fastai's BnFreeze skips layers whose parameters train_bn=True keeps trainable), or a callback that "
-                                 "calls .eval() on them after every model.train()")
+    if moved_norms: fixes.append("keep the normalization layers whose parameters are frozen in eval mode during training: cbs=BnFreeze() "
+                                 "(fastai's, for BatchNorm layers with frozen parameters) or FreezeBNStats(), or a callback that "
+                                 "calls .eval() on them after every model.train(); or let them train: train_bn=True, fastai's default")
     if stale_moved: fixes.append(f"{len(stale_moved)} frozen parameters kept the gradient of an earlier fit, and fastai's optimizer steps "
                                  f"every parameter whose .grad is not None (weight decay, momentum): clear them after freezing "
                                  f"(`for p in learn.model.parameters(): p.grad = None if not p.requires_grad else p.grad`), "
@@ -661,7 +767,7 @@ def check_frozen(learn:Learner, # the Learner, left as it is
     return CheckResult(name, 'failed', measured, threshold,
         f"during {n_batches} training batches of a copy of the Learner at lr={lr:g}, {len(moved_norms)} of {len(norm_names)} frozen "
         f"normalization layers and {len(moved_params)} of {len(param_names)} frozen parameters changed: " + '; '.join(evidence) + '.',
-        fix[:1].upper() + fix[1:] + '.')
+        fix[:1].upper() + fix[1:] + '.', claim='certain')
 
 # %% ../nbs/30_checks.ipynb #90873ace
 class SanityCheckWarning(ParanoidWarning):

@@ -102,8 +102,11 @@ CASES = {
     'lr_adam': (check_lr,
                 lambda: fresh_learner(digits_dls, digits_cnn, loss_func=CrossEntropyLossFlat(), lr=1.),
                 lambda: fresh_learner(digits_dls, digits_cnn, loss_func=CrossEntropyLossFlat(), lr=3e-3)),
-    'frozen_transfer': (check_frozen, lambda: _frozen(), lambda: _frozen(cbs=BnFreeze(), train_bn=False)),
-    'frozen_callback_holding_layers': (check_frozen, lambda: _frozen(), lambda: _frozen(layers_cb=True)),
+    # train_bn=False: the trunk's BN parameters are frozen too, so its BN layers are frozen; their statistics must not move
+    'frozen_transfer': (check_frozen, lambda: _frozen(train_bn=False), lambda: _frozen(cbs=BnFreeze(), train_bn=False)),
+    'frozen_callback_holding_layers': (check_frozen, lambda: _frozen(train_bn=False), lambda: _frozen(layers_cb=True, train_bn=False)),
+    # fastai's default train_bn=True: the trunk's BN layers are trainable, their statistics move by design
+    'frozen_train_bn_default': (check_frozen, lambda: _frozen(train_bn=False), lambda: _frozen()),
 }
 
 def _frozen(layers_cb=False, **kw):
@@ -130,7 +133,7 @@ def test_healthy_passes(case):
     assert snapshot(learn) == before
 
 def test_frozen_names_layer_and_change():
-    res = check_frozen(_frozen())
+    res = check_frozen(_frozen(train_bn=False))
     assert 'model.0.1 (BatchNorm2d): running_mean moved by' in res.message
     assert res.measured['max_running_stat_change'] > 0
 
@@ -199,9 +202,9 @@ def test_bad_arguments(buggy_learner):
     with pytest.raises(ValueError, match='will not run'): buggy_learner.sanity_check(checks=[check_lr], settings={'check_frozen': {}})
 
 @pytest.mark.slow
-@pytest.mark.parametrize('train_bn, cbs, verdict', [(True, None, 'failed'), (True, BnFreeze, 'failed'), (False, BnFreeze, 'passed')])
+@pytest.mark.parametrize('train_bn, cbs, verdict', [(True, None, 'passed'), (True, BnFreeze, 'passed'), (False, None, 'failed'), (False, BnFreeze, 'passed')])
 def test_vision_learner_frozen_body(train_bn, cbs, verdict):
-    "fastai's own vision_learner (a resnet18 body, no pretrained weights here), frozen: its body's BN statistics move unless BnFreeze reaches them"
+    "fastai's own vision_learner (a resnet18 body, no pretrained weights here), frozen: under train_bn=True its body's BN layers are trainable (passed); under train_bn=False they are frozen and move unless BnFreeze holds them"
     from fastai.vision.learner import vision_learner
     from torchvision.models import resnet18
     learn = fresh_learner(partial(random_image_dls, n_train=16, n_valid=8, c_in=3, size=32), resnet18, learner=vision_learner,
@@ -343,3 +346,111 @@ def test_loss_below_label_entropy_needs_evidence_that_the_model_knows_the_labels
     z_noise = _knows_labels([(TensorImage(noise), TensorCategory(y))], 1, 3) # fastai's tensor types, as vision batches carry them
     z_knowing = _knows_labels([(knowing, y)], 1, 3)
     assert abs(z_noise) < 4 < -z_knowing, (z_noise, z_knowing)
+
+# --- issues 16 and 17: train_bn=True, a freeze that freezes nothing, the head against the data, a large loss falling slowly ---
+def _png_folder_dls(tmp_path, n_classes=2, per_class=12, size=32, seed=0):
+    "ImageDataLoaders.from_folder on a folder of random PNGs, one subfolder per class"
+    from PIL import Image
+    from fastai.vision.all import ImageDataLoaders, Resize
+    rng = np.random.default_rng(seed)
+    for c in range(n_classes):
+        (tmp_path/f"class{c}").mkdir(parents=True, exist_ok=True)
+        for i in range(per_class):
+            Image.fromarray(rng.integers(0, 256, (size, size, 3), dtype=np.uint8)).save(tmp_path/f"class{c}"/f"{i}.png")
+    return ImageDataLoaders.from_folder(tmp_path, valid_pct=0.25, seed=seed, item_tfms=Resize(size), bs=8, num_workers=0)
+
+def _quiet_warnings(fn):
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter('always')
+        fn()
+    return [x for x in w if issubclass(x.category, ParanoidWarning)]
+
+@pytest.mark.slow
+def test_vision_learner_freeze_and_fine_tune_are_silent(tmp_path):
+    "The issue's case: vision_learner(dls, resnet18, pretrained=False) with fastai's defaults, freeze(), sanity checks: no failure; fine_tune under the guard: no finding"
+    from fastai.vision.all import vision_learner, resnet18
+    from fastai_paranoid.bn import EmptyFreezeGuard
+    dls = _png_folder_dls(tmp_path)
+    learn = vision_learner(dls, resnet18, pretrained=False)
+    learn.freeze()
+    before = snapshot(learn)
+    report = learn.sanity_check(checks=[check_loss_at_init, check_loss_activation, check_frozen], on_fail=None, progress=False)
+    assert [r.verdict for r in report] == ['passed'] * 3, report
+    assert report['check_frozen'].measured['trainable_norm_layers_in_frozen_groups'] == 20 # resnet18's body under train_bn=True
+    assert snapshot(learn) == before
+    learn = vision_learner(dls, resnet18, pretrained=False, cbs=EmptyFreezeGuard())
+    with learn.no_bar(), learn.no_logging(): found = _quiet_warnings(lambda: learn.fine_tune(1, freeze_epochs=1))
+    assert not found, [str(x.message) for x in found]
+
+def _one_group(**kw):
+    return fresh_learner(digits_transfer_dls, lambda: transfer_model(pretrained_digits_trunk()), loss_func=CrossEntropyLossFlat(), **kw)
+
+class _CheckAtFirstFit(Callback):
+    "Run check_frozen at the first fit's before_fit, as `fastai-paranoid check` does"
+    def before_fit(self):
+        if hasattr(self, 'res'): return # the copy check_frozen fits carries this callback with `res` set
+        self.res = None
+        self.res = check_frozen(self.learn)
+
+def test_fine_tune_on_one_group_learner_is_caught_both_ways():
+    from fastai.callback.schedule import fine_tune # noqa: F401 (patches Learner.fine_tune)
+    from fastai_paranoid.bn import EmptyFreezeGuard, EmptyFreezeWarning
+    learn = _one_group(cbs=[EmptyFreezeGuard(), _CheckAtFirstFit()])
+    with learn.no_bar(), learn.no_logging(): found = _quiet_warnings(lambda: learn.fine_tune(1))
+    assert [x.category for x in found] == [EmptyFreezeWarning], [str(x.message) for x in found]
+    assert '1 parameter group' in str(found[0].message) and 'splitter' in str(found[0].message)
+    res = learn._check_at_first_fit.res
+    assert (res.verdict, res.level, res.claim) == ('failed', 'error', 'certain'), res
+    # the healthy twin: the same model with a splitter
+    learn = _one_group(splitter=trunk_then_head, cbs=[EmptyFreezeGuard(), _CheckAtFirstFit()])
+    with learn.no_bar(), learn.no_logging(): found = _quiet_warnings(lambda: learn.fine_tune(1))
+    assert not found and learn._check_at_first_fit.res.verdict == 'passed', learn._check_at_first_fit.res
+    # learn.freeze() by hand on one group: check_frozen says it froze nothing (skipped: the intent is not visible outside fine_tune)
+    learn = _one_group()
+    learn.freeze()
+    res = check_frozen(learn)
+    assert res.verdict == 'skipped' and 'froze nothing' in res.message and 'splitter' in res.fix
+
+def _unscaled_regression(seed, n=512, d=8):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d)).astype(np.float32)
+    y = X @ rng.normal(size=(d, 1)).astype(np.float32) * 20 + 50
+    X, y = torch.from_numpy(X), torch.from_numpy(y)
+    return tensor_dls(X[:400], y[:400], X[400:], y[400:], bs=32)
+
+def _reg_mlp(d=8): return nn.Sequential(nn.Linear(d, 32), nn.ReLU(), nn.Linear(32, 32), nn.ReLU(), nn.Linear(32, 1))
+
+@pytest.mark.parametrize('seed', range(5))
+def test_lr_unscaled_regression_falling_slowly_is_not_overshoot(seed):
+    learn = fresh_learner(partial(_unscaled_regression, seed), _reg_mlp, loss_func=MSELossFlat(), lr=1e-3)
+    res = check_lr(learn)
+    assert res.verdict == 'passed', res
+    if res.measured['tail_over_start'] > 0.98: assert res.measured['p_tail_not_lower'] < 1e-3 # passed by the paired test
+
+def test_lr_unscaled_regression_overshooting_still_fails():
+    "Adam at lr=10 on the same regression: the tail hovers at its start (no paired evidence of descent) while the weights move 15x their norm"
+    res = check_lr(fresh_learner(partial(_unscaled_regression, 0), _reg_mlp, loss_func=MSELossFlat(), lr=10.))
+    assert res.verdict == 'failed' and 'overshoot' in res.message and res.measured['p_tail_not_lower'] > 0.1, res
+
+def test_head_outputs_against_data_classes():
+    wide = lambda: nn.Sequential(nn.Linear(2, 32), nn.ReLU(), nn.Linear(32, 10))
+    res = check_loss_at_init(fresh_learner(xor_dls, wide, loss_func=CrossEntropyLossFlat()))
+    assert (res.verdict, res.claim, res.measured['n_outputs'], res.measured['n_classes_data']) == ('warning', 'certain', 10, 2), res
+    narrow = lambda: nn.Sequential(nn.Linear(2, 32), nn.ReLU(), nn.Linear(32, 1))
+    assert check_loss_at_init(fresh_learner(xor_dls, narrow, loss_func=CrossEntropyLossFlat())).verdict == 'failed'
+    assert check_loss_at_init(fresh_learner(xor_dls, build_mlp, loss_func=CrossEntropyLossFlat())).verdict == 'passed'
+
+@pytest.mark.slow
+def test_vision_learner_head_against_dls_c(tmp_path):
+    "vision_learner with n_out=10 on a 2-class folder: warned, n_out=dls.c in the fix; the default n_out passes"
+    from fastai.vision.all import vision_learner, resnet18
+    dls = _png_folder_dls(tmp_path)
+    res = check_loss_at_init(vision_learner(dls, resnet18, pretrained=False, n_out=10))
+    assert res.verdict == 'warning' and res.measured['n_classes_data'] == 2 and 'dls.c' in res.message and 'n_out=dls.c' in res.fix
+    assert check_loss_at_init(vision_learner(dls, resnet18, pretrained=False)).verdict == 'passed'
+
+@pytest.mark.parametrize('act', [nn.ReLU, nn.Sigmoid, nn.Softplus, nn.Tanh])
+def test_clamping_last_activation_fails(act):
+    head = lambda: nn.Sequential(nn.Linear(2, 32), nn.ReLU(), nn.Linear(32, 2), act())
+    res = check_loss_activation(fresh_learner(xor_dls, head, loss_func=CrossEntropyLossFlat()))
+    assert res.verdict == 'failed' and f"model.3 ({act.__name__})" in res.message, res
