@@ -239,5 +239,6 @@ class EmptyFreezeGuard(Callback):
         nothing = freezes_nothing(self.learn)
         if nothing is None or fine_tune_phase(self.learn) != 'frozen': return
         emit(f"learn.fine_tune called learn.freeze(), but {nothing}: its 'frozen' epochs train the whole model, the "
-             f"pretrained body included, at the head's rate (level error, certain). {FIX_SPLITTER}",
-             EmptyFreezeWarning, on_leak=self.on_leak, stacklevel=3)
+             f"pretrained body included, at the head's rate. {FIX_SPLITTER}",
+             EmptyFreezeWarning, on_leak=self.on_leak, stacklevel=3, kind='empty_freeze', level='error', learn=self.learn,
+             guard='EmptyFreezeGuard', claim='certain')
