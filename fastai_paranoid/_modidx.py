@@ -323,6 +323,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                       'fastai_paranoid.core._mix31': ('core.html#_mix31', 'fastai_paranoid/core.py'),
                                       'fastai_paranoid.core._own_params': ('core.html#_own_params', 'fastai_paranoid/core.py'),
                                       'fastai_paranoid.core._rank': ('core.html#_rank', 'fastai_paranoid/core.py'),
+                                      'fastai_paranoid.core._small_sums': ('core.html#_small_sums', 'fastai_paranoid/core.py'),
                                       'fastai_paranoid.core._sums': ('core.html#_sums', 'fastai_paranoid/core.py'),
                                       'fastai_paranoid.core._weights': ('core.html#_weights', 'fastai_paranoid/core.py'),
                                       'fastai_paranoid.core.emit': ('core.html#emit', 'fastai_paranoid/core.py'),

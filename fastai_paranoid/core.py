@@ -170,6 +170,23 @@ def _combine(planes:list)->tuple:
     for k, s in enumerate(x for p in planes for x in p[1:]): weighted |= (s & _MASK64) << (64 * k)
     return plain - (plain >> 63 << 64), weighted
 
+_LAYOUTS = {} # (device, plane lengths) -> (weights of the concatenated planes, plane index of each element)
+
+def _small_sums(xs:list)->torch.Tensor:
+    "(len(xs), 3) int64: what `_sums` gives for each of the short planes `xs` (all one dtype), in one pass over them all"
+    key = (xs[0].device, tuple(x.numel() for x in xs))
+    lay = _LAYOUTS.get(key)
+    if lay is None:
+        if len(_LAYOUTS) > 64: _LAYOUTS.clear()
+        table = _weights(max(key[1]), xs[0].device)
+        w = torch.cat([table[:2, _BLOCK_ROWS:_BLOCK_ROWS + n] for n in key[1]], 1)
+        seg = torch.repeat_interleave(torch.arange(len(xs), device=xs[0].device), torch.tensor(key[1], device=xs[0].device))
+        lay = _LAYOUTS[key] = (w, seg)
+    w, seg = lay
+    res = torch.zeros(3, len(xs), dtype=torch.int64, device=xs[0].device)
+    res[:2].index_add_(1, seg, w * torch.cat(xs).to(torch.int64))
+    return res.t()
+
 def fingerprints(tensors:list, # tensors, on any devices
                 )->list:
     "`fingerprint` of each tensor in `tensors`, with one transfer to the host per device"
@@ -179,11 +196,18 @@ def fingerprints(tensors:list, # tensors, on any devices
     for i, t in enumerate(tensors): by_device.setdefault(t.device, []).append(i)
     for device, idxs in by_device.items():
         planes = [_bits(tensors[i]) for i in idxs]
-        flat = torch.cat([_sums(x) for ps in planes for x in ps]).tolist()
+        flat = [x for ps in planes for x in ps]
+        sums, short = [None] * len(flat), {} # short planes, by dtype: summed together
+        for j, x in enumerate(flat):
+            if x.numel() < _DIRECT: short.setdefault(x.dtype, []).append(j)
+            else: sums[j] = _sums(x)
+        for js in short.values():
+            for j, s in zip(js, _small_sums([flat[j] for j in js])): sums[j] = s
+        vals = torch.cat(sums).tolist() if sums else []
         k = 0
         for i, ps in zip(idxs, planes):
             t = tensors[i]
-            res[i] = (tuple(t.shape), str(t.dtype), *_combine([flat[k + 3 * j:k + 3 * j + 3] for j in range(len(ps))]))
+            res[i] = (tuple(t.shape), str(t.dtype), *_combine([vals[k + 3 * j:k + 3 * j + 3] for j in range(len(ps))]))
             k += 3 * len(ps)
     return res
 

@@ -72,6 +72,10 @@ def test_equal_content_equal_fingerprint():
     ts = [torch.randn(5), torch.randn(70000), torch.arange(3), torch.randn(2, 65536).double()]
     assert fingerprints(ts) == [fingerprint(t) for t in ts]
     assert fingerprints(ts[::-1]) == [fingerprint(t) for t in ts[::-1]]
+    mixed = [torch.zeros(0), torch.tensor(2.), torch.ones(3, dtype=torch.bool), torch.arange(5000, dtype=torch.int16), torch.randn(3, 4).t(),
+             torch.randn(3, dtype=torch.complex64), torch.arange(7, dtype=torch.uint8), torch.randn(4100).half(), torch.randn(5)]
+    assert fingerprints(mixed) == [fingerprint(t) for t in mixed]
+    assert fingerprints(mixed + mixed[:3]) == [fingerprint(t) for t in mixed + mixed[:3]]
 
 def test_same_across_processes():
     "The weights are computed, not drawn: a fresh interpreter gives the same fingerprint"
