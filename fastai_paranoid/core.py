@@ -170,6 +170,7 @@ def _combine(planes:list)->tuple:
     for k, s in enumerate(x for p in planes for x in p[1:]): weighted |= (s & _MASK64) << (64 * k)
     return plain - (plain >> 63 << 64), weighted
 
+_CHUNK = 8192
 _LAYOUTS = {} # (device, plane lengths) -> (weights of the concatenated planes, plane index of each element)
 
 def _small_sums(xs:list)->torch.Tensor:
@@ -177,14 +178,16 @@ def _small_sums(xs:list)->torch.Tensor:
     key = (xs[0].device, tuple(x.numel() for x in xs))
     lay = _LAYOUTS.get(key)
     if lay is None:
-        if len(_LAYOUTS) > 64: _LAYOUTS.clear()
+        if len(_LAYOUTS) >= 16: _LAYOUTS.clear()
         table = _weights(max(key[1]), xs[0].device)
         w = torch.cat([table[:2, _BLOCK_ROWS:_BLOCK_ROWS + n] for n in key[1]], 1)
         seg = torch.repeat_interleave(torch.arange(len(xs), device=xs[0].device), torch.tensor(key[1], device=xs[0].device))
         lay = _LAYOUTS[key] = (w, seg)
     w, seg = lay
     res = torch.zeros(3, len(xs), dtype=torch.int64, device=xs[0].device)
-    res[:2].index_add_(1, seg, w * torch.cat(xs).to(torch.int64))
+    c = torch.cat(xs)
+    for i in range(0, c.numel(), _CHUNK): # in pieces: no large temporaries
+        res[:2].index_add_(1, seg[i:i + _CHUNK], w[:, i:i + _CHUNK] * c[i:i + _CHUNK].to(torch.int64))
     return res.t()
 
 def fingerprints(tensors:list, # tensors, on any devices
