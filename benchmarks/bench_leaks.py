@@ -4,7 +4,8 @@
     python benchmarks/bench_leaks.py fingerprint fit rss
 
 1. fingerprint: `core.fingerprints` on a ResNet-50-sized state (25.6M parameters plus Adam's two moments, fp32)
-   against a plain read of the same tensors (`sum(t.sum() for t in tensors)`). Target <= 2.
+   against a plain read of the same tensors (`sum(t.sum() for t in tensors)`). Goal <= 1.2; an exact fingerprint
+   reads each tensor twice (lane sums, then row sums), about 2 on one CPU core.
 2. fit: wall time of `fit` with `StateLeakDetector` against without, on the small CNN fixture and on resnet18 at
    32x32, CPU. Targets <= 1.03 and <= 1.01. Also the CPU-time ratio, and the in-fit accounting ratio
    wall / (wall - time spent in the detector's events), which a busy machine distorts least.
@@ -49,8 +50,8 @@ def bench_fingerprint(reps=7):
     r_batch, ta, tb = interleaved(plain, batched, reps)
     r_single, _, tc = interleaved(plain, one_by_one, max(3, reps // 2))
     print(f"fingerprint: {len(tensors)} tensors, {n / 1e6:.1f}M fp32 elements; plain read {statistics.median(ta) * 1e3:.1f} ms")
-    print(f"  fingerprints(tensors)      {statistics.median(tb) * 1e3:7.1f} ms  ratio {r_batch:.2f}  (target <= 2)")
-    print(f"  [fingerprint(t) for t ...] {statistics.median(tc) * 1e3:7.1f} ms  ratio {r_single:.2f}")
+    print(f"  fingerprints(tensors)      {statistics.median(tb) * 1e3:7.1f} ms  ratio {r_batch:.2f}  (goal <= 1.2)")
+    print(f"  [fingerprint(t) for t ...] {statistics.median(tc) * 1e3:7.1f} ms  ratio {r_single:.2f}  (goal <= 1.2)")
     return {'fingerprint_batched': r_batch, 'fingerprint_one_by_one': r_single}
 
 # 2. fit wall time

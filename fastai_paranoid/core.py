@@ -225,41 +225,98 @@ def rng_fingerprint(dls=None)->tuple:
             tuple(hash(st) for _, st in s['dataloaders']))
 
 # %% ../nbs/00_core.ipynb #ea3d315a
-_INT_VIEW = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
+_INT_VIEW = {1: torch.int8, 2: torch.int16, 4: torch.int32, 8: torch.int32} # 8-byte elements: two 32-bit planes
 _LANES, _BLOCK_ROWS = 32, 2048 # 32 lanes, blocks of 2048 rows of them (65,536 elements)
+_BLOCK = _LANES * _BLOCK_ROWS
+_MASK64 = (1 << 64) - 1
 
-def _bits(t):
-    "`t`'s raw bits as a flat integer tensor (no copy when `t` is contiguous)"
+def _bits(t)->list:
+    "`t`'s raw bits as flat signed-integer planes: one for 1-, 2- and 4-byte elements, two (low, high halves) for 8-byte ones"
     t = t.detach()
+    if t.is_conj(): t = t.resolve_conj()
+    if t.is_neg(): t = t.resolve_neg()
     if t.is_complex(): t = torch.view_as_real(t)
-    if t.dtype == torch.bool: t = t.to(torch.uint8)
-    flat = t.reshape(-1) if t.is_contiguous() else t.contiguous().reshape(-1)
-    return flat.view(_INT_VIEW[flat.element_size()])
+    if t.dtype == torch.bool: t = t.view(torch.uint8)
+    flat = t.reshape(-1) if t.is_contiguous() else t.contiguous().view(-1) # a view when contiguous: no copy
+    size = flat.element_size()
+    bits = flat.view(_INT_VIEW[size])
+    return [bits] if size < 8 else [bits[0::2], bits[1::2]]
 
-def _partial_sums(bits):
-    "Wrap-around sums of `bits` per lane per block, then the leftover elements as they are: a short list of tensors"
-    acc = torch.int64 if bits.element_size() == 8 else torch.int32
-    n = bits.numel()
-    rows = n // _LANES
-    blocks = rows // _BLOCK_ROWS
-    in_blocks, in_rows = blocks * _BLOCK_ROWS * _LANES, rows * _LANES
-    parts = []
-    if blocks: parts.append(bits[:in_blocks].view(blocks, _BLOCK_ROWS, _LANES).sum(1, dtype=acc).view(-1))
-    if in_rows > in_blocks: parts.append(bits[in_blocks:in_rows].view(-1, _LANES).sum(0, dtype=acc))
-    if n > in_rows: parts.append(bits[in_rows:].to(acc))
-    return parts
+def _mix31(i):
+    "A bijection of [0, 2^31) (odd multipliers and xor-shifts modulo 2^31), elementwise on an int64 tensor"
+    m = (1 << 31) - 1
+    i = (i * 0x2C1B3C6D) & m
+    i = i ^ (i >> 15)
+    i = (i * 0x297A2D39) & m
+    return i ^ (i >> 13)
 
-_WEIGHTS = {} # device -> (2, n) int64: a row of ones, a row of position weights (grown on demand)
+_WEIGHTS = {} # device -> (3, 2048 + n) int64 table (grown on demand)
 
-def _unit_and_position_weights(n, device):
-    "Rows [1, 1, ...] and [w_0, w_1, ...] of length `n`, `w_i = i * 2654435761 + 1` (an odd multiplier: distinct for distinct `i`)"
+def _weights(n, device):
+    "Columns `j < 2048` weigh row sums: (0, 0, v_j); column `2048 + g` weighs lane sum (or element) `g`: (1, w_g, 0). `w`, `v`: distinct, in [1, 2^31]"
     w = _WEIGHTS.get(device)
-    if w is None or w.shape[1] < n:
-        size = max(n, 4096)
-        w = torch.stack([torch.ones(size, dtype=torch.int64, device=device),
-                         torch.arange(size, dtype=torch.int64, device=device) * 2654435761 + 1])
+    if w is None or w.shape[1] < _BLOCK_ROWS + n:
+        size = _BLOCK_ROWS + max(n, 1 << 16)
+        i = torch.arange(size, dtype=torch.int64, device=device)
+        rows, lanes = i < _BLOCK_ROWS, i >= _BLOCK_ROWS
+        w = torch.stack([lanes.long(), (_mix31(i - _BLOCK_ROWS) + 1) * lanes, (_mix31(i + (1 << 30)) + 1) * rows])
         _WEIGHTS[device] = w
-    return w[:, :n]
+    return w
+
+_DIRECT = 4096 # planes shorter than this are weighted element by element; longer ones are summed by lane and by row first
+
+def _sums(x)->torch.Tensor:
+    "(plain, lane-weighted, row-weighted) int64 sums of the flat integer plane `x`, on its device"
+    n, blocks = x.numel(), x.numel() // _BLOCK
+    if n < _DIRECT: # its elements are the lane sums
+        c, start = x, _BLOCK_ROWS
+    else: # wrap-around sums per lane per block and per row (over all blocks), then per lane and row of the last, partial block, then the leftovers
+        rows, left = (n - blocks * _BLOCK) // _LANES, n % _LANES
+        nrows = _BLOCK_ROWS if blocks else rows # row sums
+        a = nrows + blocks * _LANES + (_LANES if rows else 0) # row sums, then lane sums
+        c = torch.empty(a + left, dtype=x.dtype, device=x.device)
+        if blocks:
+            body = x[:blocks * _BLOCK].reshape(blocks, _BLOCK_ROWS, _LANES)
+            torch.sum(body, 1, dtype=x.dtype, out=c[nrows:nrows + blocks * _LANES].view(blocks, _LANES))
+            if blocks == 1: torch.sum(body[0], 1, dtype=x.dtype, out=c[:_BLOCK_ROWS])
+            else: torch.sum(body.sum(2, dtype=x.dtype), 0, dtype=x.dtype, out=c[:_BLOCK_ROWS])
+        if rows:
+            part = x[blocks * _BLOCK:n - left].reshape(rows, _LANES)
+            torch.sum(part, 0, dtype=x.dtype, out=c[a - _LANES:a])
+            if blocks: c[:rows] += part.sum(1, dtype=x.dtype)
+            else: torch.sum(part, 1, dtype=x.dtype, out=c[:rows])
+        if left: c[a:].copy_(x[n - left:])
+        start = _BLOCK_ROWS - nrows
+    w = _weights(start + c.numel() - _BLOCK_ROWS, x.device)[:, start:start + c.numel()]
+    c = c.to(torch.int64)
+    return torch.mv(w, c) if c.device.type == 'cpu' else (w * c).sum(1)
+
+def _combine(planes:list)->tuple:
+    "(plain, weighted) Python ints from each plane's (plain, lane-weighted, row-weighted) sums"
+    plain = sum(p[0] << (32 * k) for k, p in enumerate(planes)) & _MASK64
+    weighted = 0
+    for k, s in enumerate(x for p in planes for x in p[1:]): weighted |= (s & _MASK64) << (64 * k)
+    return plain - (plain >> 63 << 64), weighted
+
+_CHUNK = 8192
+_LAYOUTS = {} # (device, plane lengths) -> (weights of the concatenated planes, plane index of each element)
+
+def _small_sums(xs:list)->torch.Tensor:
+    "(len(xs), 3) int64: what `_sums` gives for each of the short planes `xs` (all one dtype), in one pass over them all"
+    key = (xs[0].device, tuple(x.numel() for x in xs))
+    lay = _LAYOUTS.get(key)
+    if lay is None:
+        if len(_LAYOUTS) >= 16: _LAYOUTS.clear()
+        table = _weights(max(key[1]), xs[0].device)
+        w = torch.cat([table[:2, _BLOCK_ROWS:_BLOCK_ROWS + n] for n in key[1]], 1)
+        seg = torch.repeat_interleave(torch.arange(len(xs), device=xs[0].device), torch.tensor(key[1], device=xs[0].device))
+        lay = _LAYOUTS[key] = (w, seg)
+    w, seg = lay
+    res = torch.zeros(3, len(xs), dtype=torch.int64, device=xs[0].device)
+    c = torch.cat(xs)
+    for i in range(0, c.numel(), _CHUNK): # in pieces: no large temporaries
+        res[:2].index_add_(1, seg[i:i + _CHUNK], w[:, i:i + _CHUNK] * c[i:i + _CHUNK].to(torch.int64))
+    return res.t()
 
 def fingerprints(tensors:list, # tensors, on any devices
                 )->list:
@@ -269,31 +326,28 @@ def fingerprints(tensors:list, # tensors, on any devices
     by_device = {}
     for i, t in enumerate(tensors): by_device.setdefault(t.device, []).append(i)
     for device, idxs in by_device.items():
-        parts, lengths = [], []
-        for i in idxs:
-            p = _partial_sums(_bits(tensors[i]))
-            parts += p
-            lengths.append(sum(x.numel() for x in p))
-        if not parts: parts = [torch.zeros(0, dtype=torch.int64, device=device)]
-        values = (parts[0] if len(parts) == 1 else torch.cat(parts)).to(torch.int64)
-        if len(idxs) == 1: # one tensor: no segments to track, one multiply and one sum for both sums
-            plain, weighted = (values * _unit_and_position_weights(values.numel(), device)).sum(1).tolist()
-            res[idxs[0]] = (tuple(tensors[idxs[0]].shape), str(tensors[idxs[0]].dtype), plain, weighted)
-            continue
-        lens = torch.tensor(lengths, device=device)
-        segment = torch.repeat_interleave(torch.arange(len(idxs), device=device), lens)
-        position = torch.arange(values.numel(), device=device) - (torch.cumsum(lens, 0) - lens)[segment]
-        weights = position * 2654435761 + 1 # odd multiplier: distinct weights for distinct positions
-        sums = torch.zeros(2, len(idxs), dtype=torch.int64, device=device)
-        sums[0].index_add_(0, segment, values)
-        sums[1].index_add_(0, segment, values * weights)
-        for i, plain, weighted in zip(idxs, *sums.tolist()): res[i] = (tuple(tensors[i].shape), str(tensors[i].dtype), plain, weighted)
+        planes = [_bits(tensors[i]) for i in idxs]
+        flat = [x for ps in planes for x in ps]
+        sums, short = [None] * len(flat), {} # short planes, by dtype: summed together
+        for j, x in enumerate(flat):
+            if x.numel() < _DIRECT: short.setdefault(x.dtype, []).append(j)
+            else: sums[j] = _sums(x)
+        for js in short.values():
+            for j, s in zip(js, _small_sums([flat[j] for j in js])): sums[j] = s
+        vals = torch.cat(sums).tolist() if sums else []
+        k = 0
+        for i, ps in zip(idxs, planes):
+            t = tensors[i]
+            res[i] = (tuple(t.shape), str(t.dtype), *_combine([vals[k + 3 * j:k + 3 * j + 3] for j in range(len(ps))]))
+            k += 3 * len(ps)
     return res
 
 def fingerprint(t:torch.Tensor, # any tensor (parameters, buffers, optimizer state)
                )->tuple:
-    "Exact, cheap change detector of a tensor: (shape, dtype, plain and position-weighted sums of its bits)"
-    return fingerprints([t])[0]
+    "Exact, cheap change detector of a tensor: (shape, dtype, a plain and a position-weighted sum of its bits)"
+    ps = _bits(t)
+    s = (_sums(ps[0]) if len(ps) == 1 else torch.cat([_sums(x) for x in ps])).tolist()
+    return (tuple(t.shape), str(t.dtype), *_combine([s[3 * j:3 * j + 3] for j in range(len(ps))]))
 
 # %% ../nbs/00_core.ipynb #627bc5c1
 def module_paths(model:nn.Module, # the model
