@@ -268,14 +268,16 @@ def check_file(path, # a script or notebook
     return res
 
 # %% ../nbs/23_runner.ipynb #e5af5b0e
-_PRELOAD = ['fastai_paranoid.runner', 'fastai_paranoid.all', 'fastai_paranoid.cli', 'execnb.shell', 'nbdev.test', 'matplotlib_inline.backend_inline']
+_PRELOAD = ['fastai_paranoid.runner', 'fastai_paranoid.all', 'fastai_paranoid.cli']
+_PRELOAD_NOTEBOOKS = ['execnb.shell', 'nbdev.test', 'matplotlib_inline.backend_inline'] # what running a notebook needs besides
 
-def _context():
+def _context(notebooks:bool=True, # notebooks to run: the server imports their engine too
+            ):
     "Processes forked from a server that has imported fastai once (spawned where fork is unavailable)"
     if 'forkserver' not in multiprocessing.get_all_start_methods(): return multiprocessing.get_context('spawn')
     from multiprocessing import forkserver
     ctx = multiprocessing.get_context('forkserver')
-    ctx.set_forkserver_preload(_PRELOAD)
+    ctx.set_forkserver_preload(_PRELOAD + (_PRELOAD_NOTEBOOKS if notebooks else []))
     # The server runs `python -c`, so the folder it starts in comes first on its path: started in the user's project, that
     # project's own packages (a checkout of fastcore, say) would shadow the installed ones fastai needs. Start it in an empty one.
     # (kept until we exit: the server must not lose its folder while it imports; MKL aborts then)
@@ -309,7 +311,8 @@ def check_files(files:list, # scripts and notebooks
                 **kwargs, # passed to `check_file`
                )->list:
     "Check each file in its own process, `n_workers` at a time; the `FileResult`s in the order of `files`"
-    ctx, pending, running, results = _context(), list(files), {}, {}
+    ctx = _context(notebooks=any(Path(f).suffix == '.ipynb' for f in files))
+    pending, running, results = list(files), {}, {}
     try:
         while pending or running:
             while pending and len(running) < max(1, n_workers):
