@@ -67,7 +67,11 @@ def check(path=None, # a script, notebook or folder; None runs the built-in demo
     from fastai_paranoid.runner import check_paths # the runner builds on `collect_findings` above
     if path is not None: return check_paths([path], args=args, on_leak=on_leak, guards=guards, **kwargs)
     from fastai_paranoid.paranoid import paranoid
-    with paranoid(on_leak=on_leak, guards=guards), collect_findings() as found: demo()
+    from fastai_paranoid.core import ParanoidWarning
+    with paranoid(on_leak=on_leak, guards=guards), collect_findings() as found:
+        with warnings.catch_warnings():
+            warnings.simplefilter('ignore', ParanoidWarning) # not shown as they come: the report below says each once
+            demo()
     print(found.report('the demo pipeline'))
     return 1 if found.problems else 0
 
