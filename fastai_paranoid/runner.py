@@ -110,7 +110,10 @@ def notebook_plan(path, # a notebook
     from nbdev.frontmatter import nb_frontmatter
     from nbdev.test import nb_test_cells
     from fastcore.nbio import fm_default_eval
-    if skip_flags is None: skip_flags = _skip_flags(_config(path))
+    outside = False # outside an nbdev project: no tst_flags, so a `#|slow` cell runs (as under nbdev-test); the report says so
+    if skip_flags is None:
+        cfg = _config(path)
+        skip_flags, outside = _skip_flags(cfg), not Path(getattr(cfg, 'config_file', '') or '').exists()
     nb = NBProcessor(path, rm_directives=False, process=True).nb
     fm = nb_frontmatter(nb)
     if nb_lang(nb) != 'python': return nb, set(), [], f"its language is {nb_lang(nb)}: only Python notebooks run"
@@ -120,7 +123,13 @@ def notebook_plan(path, # a notebook
     default_eval = fm_default_eval(fm)
     not_run = [f"{_cell_name(c)}: {_why_left_out(c, skip, default_eval)}"
                for c in nb.cells if c.cell_type == 'code' and c.idx_ not in to_run and c.source.strip()]
+    if outside:
+        not_run += [f"{_cell_name(c)}: ran, although marked #|{flag}: outside an nbdev project there are no tst_flags to skip it "
+                    f"(nbdev-test runs it too); put the notebook in a project whose tst_flags name {flag} to skip it"
+                    for c in nb.cells if c.idx_ in to_run for flag in _TEST_FLAGS if flag in (getattr(c, 'directives_', {}) or {})]
     return nb, to_run, not_run, None
+
+_TEST_FLAGS = ('slow', 'cuda', 'gpu', 'multicuda') # the usual nbdev test flags, named when a cell carrying one runs outside a project
 
 # %% ../nbs/23_runner.ipynb #d88752e7
 class NotebookFailed(Exception):
@@ -156,6 +165,11 @@ def run_notebook(path, # a notebook
     try:
         with working_directory(path.parent):
             shell.run_all(nb, exc_stop=True, preproc=skip, verbose=verbose, cell_timeout=int(cell_timeout) or None)
+    except TimeoutError: # one line, not asyncio's stack
+        idx = cells[max(cells)] if cells else None
+        which = f"cell {idx + 1}" if idx is not None else "a cell"
+        raise NotebookFailed(f"{path}: {which} ran past the cell timeout of {cell_timeout} s and was stopped; give it more time "
+                             f"(--cell-timeout SECONDS, or cell_timeout in the project's settings) or mark it #|slow.") from None
     except Exception: raise NotebookFailed(shell.prettytb(fname=path) or traceback.format_exc()) from None
     finally:
         location_resolvers.remove(resolve)
@@ -392,7 +406,8 @@ def print_results(results:list, # `FileResult`s
             for f in found.all: print(github_annotation(f))
         elif r.findings or r.refused or len(results) == 1: print('\n' + found.report(width=width))
         if r.not_run:
-            print(f"\nNot run in {r.path}:\n" + '\n'.join(textwrap.fill(n, width, initial_indent='  ', subsequent_indent='    ',
+            head = 'Not run in' if not any(': ran, although' in n for n in r.not_run) else 'Not run, and notes, in'
+            print(f"\n{head} {r.path}:\n" + '\n'.join(textwrap.fill(n, width, initial_indent='  ', subsequent_indent='    ',
                                                                           break_long_words=False) for n in r.not_run))
     sys.stdout.flush()
     for r in results:
@@ -411,6 +426,51 @@ def _write_json(json_path, results, flags, n_workers, interrupted:int|None=None,
               'interrupted': interrupted is not None, 'not_finished': [str(f) for f in not_finished],
               'files': [dataclasses.asdict(r) for r in results]}
     Path(json_path).write_text(json.dumps(report, indent=1))
+
+def _launch_rank()->tuple:
+    "(this process's global rank, the world size) as torchrun / accelerate launch set them; (0, 1) outside a launch"
+    try: return int(os.environ.get('RANK', 0) or 0), int(os.environ.get('WORLD_SIZE', 1) or 1)
+    except ValueError: return 0, 1
+
+def _rank_dir()->Path:
+    "A folder the ranks of one launch on this machine share: named from the run id (or master address and port) the launcher gives them all"
+    run = os.environ.get('TORCHELASTIC_RUN_ID') or f"{os.environ.get('MASTER_ADDR', '')}-{os.environ.get('MASTER_PORT', '')}"
+    d = Path(tempfile.gettempdir())/f"fastai-paranoid-ranks-{re.sub(r'[^A-Za-z0-9_.-]', '_', run)}"
+    d.mkdir(exist_ok=True)
+    return d
+
+def _share_results(results:list, rank:int):
+    "A rank > 0's results, written whole (then renamed) for rank 0 to merge"
+    d = _rank_dir()
+    tmp = d/f"rank{rank}.json.part"
+    tmp.write_text(json.dumps([dataclasses.asdict(r) for r in results]))
+    tmp.rename(d/f"rank{rank}.json")
+
+def _merge_ranks(results:list, world:int, wait_s:float=60.0)->list:
+    "Rank 0's results with the other ranks' findings merged in (each finding once; a file's status is its worst on any rank)"
+    d, deadline = _rank_dir(), time.monotonic() + wait_s
+    missing = set(range(1, world))
+    merged = {r.path: dataclasses.replace(r, findings=list(r.findings)) for r in results}
+    while missing and time.monotonic() < deadline:
+        for rank in sorted(missing):
+            f = d/f"rank{rank}.json"
+            if not f.exists(): continue
+            for other in map(lambda x: FileResult(**x), json.loads(f.read_text())):
+                mine = merged.get(other.path)
+                if mine is None: continue
+                seen = {json.dumps({k: v for k, v in x.items() if k not in ('found_at', 'built_at')}, sort_keys=True) for x in mine.findings}
+                for x in other.findings:
+                    key = json.dumps({k: v for k, v in x.items() if k not in ('found_at', 'built_at')}, sort_keys=True)
+                    if key not in seen: seen.add(key); mine.findings.append({**x, 'rank': rank})
+                mine.problems = max(mine.problems, other.problems)
+                if STATUSES.index(other.status) > STATUSES.index(mine.status) and other.status != 'skipped':
+                    mine.status, mine.error = other.status, mine.error or f"rank {rank}: {other.error}"
+            f.unlink()
+            missing.discard(rank)
+        if missing: time.sleep(0.2)
+    if missing: _say(f"ranks {sorted(missing)} sent no results within {wait_s:.0f} s (another node's ranks report on their own node); the report is rank 0's")
+    with contextlib.suppress(OSError): d.rmdir()
+    return list(merged.values())
 
 class Terminated(KeyboardInterrupt):
     "SIGTERM, raised as an interrupt so that the files already checked are reported; exit status 143"
@@ -495,6 +555,11 @@ def check_paths(paths:list, # scripts, notebooks and folders of them
         return code
     for f, r in zip(todo, checked): results[f] = r
     ordered = [results[f] for f in files]
+    rank, world = _launch_rank()
+    if world > 1 and rank > 0: # one report per distributed run: this rank's results go to rank 0, which prints them merged
+        _share_results(ordered, rank)
+        return exit_status(ordered)
+    if world > 1: ordered = _merge_ranks(ordered, world)
     print_results(ordered, time.perf_counter() - start, **report)
     if left_out:
         names = ', '.join(map(str, left_out[:5])) + (f" and {len(left_out) - 5} more" if len(left_out) > 5 else '')

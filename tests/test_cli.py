@@ -234,3 +234,24 @@ def test_the_command_line_answers_without_importing_torch_or_fastai(tmp_path):
     res = subprocess.run([sys.executable, '-c', code], cwd=tmp_path, capture_output=True, text=True, timeout=120,
                          env=dict(os.environ, PYTHONPATH=str(ROOT)))
     assert res.returncode == 0, res.stdout + res.stderr
+
+# One report per distributed run (issue 18): under torchrun every rank runs the check; rank 0 prints them all, merged
+
+def test_torchrun_of_the_check_prints_one_report_with_every_ranks_findings(tmp_path):
+    "2 ranks on CPU: a finding made on rank 1 only is in rank 0's report, the only report; rank 0 gives the exit status"
+    (tmp_path / 'train.py').write_text("""import os
+from fastai_paranoid.core import emit, Finding
+if os.environ['RANK'] == '1': emit(Finding('planted', 'warning', evidence='found on rank 1 only'))
+""")
+    env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS='1', COLUMNS='100')
+    cmd = [sys.executable, '-m', 'torch.distributed.run', '--nproc_per_node', '2', '--master_port', '29533', '--no-python',
+           sys.executable, '-c', 'import sys; from fastai_paranoid.cli import main; sys.exit(main())',
+           'check', 'train.py', '--no-sanity', '--json', 'out.json']
+    res = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert res.stdout.count('fastai-paranoid check\n') == 1, res.stdout + res.stderr
+    assert res.stdout.count('file(s) checked in') == 1
+    assert 'found on rank 1 only' in res.stdout and 'exit status 1' in res.stdout, res.stdout
+    assert res.returncode == 1, res.stderr[-2000:] # torchrun passes on the first non-zero exit: rank 0's
+    saved = json.loads((tmp_path / 'out.json').read_text())
+    (f,) = saved['files'][0]['findings']
+    assert f['kind'] == 'planted' and f['rank'] == 1 and saved['files'][0]['status'] == 'findings'

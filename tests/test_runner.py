@@ -158,3 +158,16 @@ def test_an_interrupted_folder_reports_and_saves_the_files_already_checked(tmp_p
     assert saved['not_finished'] == ['b_sleeps.py', 'c_last.py']
     assert 'a_first.py  clean' in out and 'b_sleeps.py' not in out.split('fastai-paranoid: 1 file(s)')[0]
     assert f"(exit status {code})" in out and 'interrupted' in err and 'Traceback' not in err
+
+def test_a_cell_timeout_is_one_line_and_a_slow_cell_outside_a_project_is_named(tmp_path):
+    "--cell-timeout: one line naming the cell and the fix, not asyncio's stack; a #|slow cell that runs (no tst_flags outside a project) is said"
+    notebook(tmp_path/'sleeps.ipynb', 'x = 1', 'import time\ntime.sleep(60)')
+    notebook(tmp_path/'slow.ipynb', 'x = 1', '#|slow\ny = 2')
+    err, out = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        assert check_paths([tmp_path/'sleeps.ipynb', tmp_path/'slow.ipynb'], n_workers=2, cell_timeout=3, sanity=False) == 2
+    lines = [l for l in err.getvalue().splitlines() if l.strip() and not l.startswith('fastai-paranoid: [')]
+    assert len(lines) == 1 and 'cell 2 ran past the cell timeout of 3 s' in lines[0] and '--cell-timeout SECONDS' in lines[0], lines
+    assert 'asyncio' not in err.getvalue()
+    assert f"Not run, and notes, in {tmp_path/'slow.ipynb'}" in out.getvalue()
+    assert 'cell 2 (y = 2): ran, although marked #|slow' in ' '.join(out.getvalue().split())
