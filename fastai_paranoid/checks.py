@@ -862,6 +862,8 @@ def sanity_check(self:Learner,
     if on_fail not in ('warn', 'raise', None):
         raise ValueError(f"sanity_check: on_fail={on_fail!r}; use 'warn', 'raise' or None (only report).")
     if budget is not None and not budget > 0: raise ValueError(f"sanity_check: budget={budget!r}; give the seconds the checks may take, > 0.")
+    if lr is not None and (isinstance(lr, (str, bool)) or not isinstance(lr, (int, float)) or not lr > 0):
+        raise ValueError(f"sanity_check: lr={lr!r}; give the learning rate you train with, a number > 0 (e.g. 1e-3), or None for learn.lr.")
     fns = _resolve_checks(checks)
     settings = dict(settings or {})
     unknown = set(settings) - {fn.__name__ for fn in fns}

@@ -4,29 +4,41 @@
 
 # %% ../nbs/22_cli.ipynb #99135792
 from __future__ import annotations
-import argparse, contextlib, io, sys, tempfile, warnings
+import argparse, contextlib, io, sys, tempfile, textwrap, warnings
 from pathlib import Path
-from .core import ParanoidWarning, ResultTable
-from .paranoid import paranoid
-from torch import nn
-from fastai.callback.core import Callback
+# Light on purpose: `fastai-paranoid --help`, `check --help` and a mistyped option answer at once, without importing torch or
+# fastai; only the processes that run the checked code (and the demo) import them.
 
 # %% auto #0
-__all__ = ['BestValidLoss', 'demo', 'check', 'main']
+__all__ = ['demo', 'check', 'main']
 
 # %% ../nbs/22_cli.ipynb #a47af314
 from .collect import Findings, collect_findings # the collector, shared with the runner, the pytest plugin and the IPython extension
 
 
 # %% ../nbs/22_cli.ipynb #ba39ac0e
-class BestValidLoss(Callback):
-    "The best validation loss seen so far (its `best` lives across fits: one instance per run, or it leaks)"
-    order = 60 # after the Recorder has logged the epoch
-    def __init__(self): self.best = float('inf')
-    def after_epoch(self): self.best = min(self.best, self.learn.recorder.values[-1][1])
+def _best_valid_loss():
+    "The demo's callback class, defined on first use (so that importing this module imports no fastai)"
+    global _BestValidLoss
+    if _BestValidLoss is None:
+        from fastai.callback.core import Callback
+        class BestValidLoss(Callback):
+            "The best validation loss seen so far (its `best` lives across fits: one instance per run, or it leaks)"
+            order = 60 # after the Recorder has logged the epoch
+            def __init__(self): self.best = float('inf')
+            def after_epoch(self): self.best = min(self.best, self.learn.recorder.values[-1][1])
+        BestValidLoss.__module__, BestValidLoss.__qualname__ = __name__, 'BestValidLoss'
+        _BestValidLoss = BestValidLoss
+    return _BestValidLoss
+_BestValidLoss = None
+
+def __getattr__(name): # `cli.BestValidLoss` is there, built when first asked for
+    if name == 'BestValidLoss': return _best_valid_loss()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 def demo():
     "Seed 000's pipeline on the XOR task with three planted leaks; a few seconds on a CPU"
+    from torch import nn
     from fastai.learner import Learner
     from fastai.callback.tracker import SaveModelCallback
     from fastai.metrics import accuracy
@@ -38,7 +50,7 @@ def demo():
         dls, model = xor_dls(), build_mlp()
         for run in range(3): fit(Learner(dls, model, loss_func=nn.CrossEntropyLoss(), metrics=accuracy, path=tmp))
         print("demo 2/3: one BestValidLoss instance shared by two runs (run 2 starts from run 1's best)")
-        tracker = BestValidLoss()
+        tracker = _best_valid_loss()()
         for run in range(2): fit(Learner(xor_dls(seed=run), build_mlp(), loss_func=nn.CrossEntropyLoss(), cbs=tracker, path=tmp))
         print("demo 3/3: two folds, each saving its best model to SaveModelCallback's default fname='model'")
         for fold in range(2):
@@ -54,41 +66,37 @@ def check(path=None, # a script, notebook or folder; None runs the built-in demo
     "Check `path` (or run the demo) under `paranoid()`, print the findings, return the exit status"
     from fastai_paranoid.runner import check_paths # the runner builds on `collect_findings` above
     if path is not None: return check_paths([path], args=args, on_leak=on_leak, guards=guards, **kwargs)
-    with paranoid(on_leak=on_leak, guards=guards), collect_findings() as found: demo()
+    from fastai_paranoid.paranoid import paranoid
+    from fastai_paranoid.core import ParanoidWarning
+    with paranoid(on_leak=on_leak, guards=guards), collect_findings() as found:
+        with warnings.catch_warnings():
+            warnings.simplefilter('ignore', ParanoidWarning) # not shown as they come: the report below says each once
+            demo()
     print(found.report('the demo pipeline'))
     return 1 if found.problems else 0
 
-_VALUE_OPTIONS = {'--fail-on', '--flags', '--n-workers', '--n_workers', '--json', '--on-leak', '--cell-timeout', '--cell_timeout', '--sanity-budget', '--sanity_budget'}
-
-def _is_check_path(token): return not token.startswith('-') and (Path(token).suffix in ('.py', '.ipynb') or Path(token).is_dir())
-
 def _split_script_args(tokens:list)->tuple:
-    "(the check's own tokens, the script's arguments): everything after the first script path goes to it, as with `python`"
+    "(the check's own tokens, the script's arguments): the script's arguments are everything after the first `--`"
     if '--' in tokens: return tokens[:tokens.index('--')], tokens[tokens.index('--') + 1:]
-    i = 0
-    while i < len(tokens):
-        token = tokens[i]
-        if token in _VALUE_OPTIONS: i += 2; continue
-        if not token.startswith('-') and token.endswith('.py'):
-            rest = tokens[i+1:]
-            if rest and not all(map(_is_check_path, rest)): return tokens[:i+1], rest
-        i += 1
     return tokens, []
 
 def _check_parser():
-    p = argparse.ArgumentParser(prog='fastai-paranoid check', description="Run scripts, notebooks and folders of them under "
-        "paranoid() and print what the guards found; no path: a demo pipeline with planted leaks. Exit status: 0 clean, "
-        "1 findings, 2 a file failed or could not be run.")
-    p.add_argument('paths', nargs='*', help="scripts (.py), notebooks (.ipynb) and folders of them; arguments after a script go to it")
+    p = argparse.ArgumentParser(prog='fastai-paranoid check', allow_abbrev=False,
+        description="Run scripts, notebooks and folders of them under "
+        "paranoid() and print what the guards found; no path: a demo pipeline with planted leaks. Options may come before or "
+        "after the paths; a script's own arguments come after --. Exit status: 0 clean, "
+        "1 findings, 2 a file failed or could not be run, 130/143 interrupted (what was checked is reported).")
+    p.add_argument('paths', nargs='*', help="scripts (.py), notebooks (.ipynb) and folders of them (several paths: several files)")
     p.add_argument('--flags', default='', help="space-separated test flags whose cells run anyway (as nbdev-test --flags)")
-    p.add_argument('--n-workers', '--n_workers', dest='n_workers', type=int, default=None, help="files checked at once, each in its own process (default: min(CPUs, 8))")
-    p.add_argument('--json', dest='json_path', default=None, help="also write the per-file results and findings to this file")
+    p.add_argument('--n-workers', '--n_workers', dest='n_workers', type=int, default=None, metavar='N', help="files checked at once, each in its own process (default: min(CPUs, 8))")
+    p.add_argument('--json', dest='json_path', default=None, metavar='FILE', help="also write the per-file results and findings to this file")
+    p.add_argument('--format', choices=['text', 'github'], default='text', help="text: one block per finding, wrapped to the terminal; github: one GitHub Actions workflow command per finding (::warning file=...,line=...::...), shown on the pull request's lines")
     p.add_argument('--on-leak', choices=['warn', 'raise', 'log'], default='warn', help="what the guards do at a finding (default: warn)")
     p.add_argument('--fail-on', dest='fail_on', choices=['error', 'warning', 'info'], default='warning', help="the lowest level of finding that makes the exit status 1 (default: warning, i.e. errors and warnings; info notes are shown, not counted)")
     p.add_argument('--verbose', action='store_true', help="let the checked code's output through as it runs")
-    p.add_argument('--cell-timeout', '--cell_timeout', dest='cell_timeout', type=int, default=None, help="seconds a notebook cell may run (default: the project's cell_timeout)")
+    p.add_argument('--cell-timeout', '--cell_timeout', dest='cell_timeout', type=int, default=None, metavar='SECONDS', help="seconds a notebook cell may run (default: the project's cell_timeout)")
     p.add_argument('--no-sanity', dest='sanity', action='store_false', help="don't run learn.sanity_check() before each Learner's first fit (the NaN guard and the other guards stay)")
-    p.add_argument('--sanity-budget', '--sanity_budget', dest='sanity_budget', type=_positive_seconds, default=None, help="seconds of sanity checks per Learner (default: 20); a check that cannot decide in its share is skipped and says so")
+    p.add_argument('--sanity-budget', '--sanity_budget', dest='sanity_budget', type=_positive_seconds, default=None, metavar='SECONDS', help="seconds of sanity checks per Learner (default: 20); a check that cannot decide in its share is skipped and says so")
     return p
 
 def _positive_seconds(text):
@@ -97,26 +105,42 @@ def _positive_seconds(text):
     if not value > 0 or value == float('inf'): raise argparse.ArgumentTypeError(f"{text!r} is not a positive number of seconds")
     return value
 
+_USAGE = ("usage: fastai-paranoid check [PATH ...] [--flags FLAGS] [--n-workers N] [--json FILE] [--format text|github] "
+          "[--on-leak warn|log|raise] [--fail-on error|warning|info] [--verbose] [--cell-timeout SECONDS] [--no-sanity] "
+          "[--sanity-budget SECONDS] [-- SCRIPT_ARGS ...]")
+
+def _usage_error(message:str)->int:
+    print(f"fastai-paranoid check: {message}", file=sys.stderr)
+    return 2
+
 def main(argv:list|None=None, # the arguments (default: `sys.argv[1:]`)
         )->int:
     "The `fastai-paranoid` command"
     argv = list(sys.argv[1:] if argv is None else argv)
-    usage = "usage: fastai-paranoid check [PATH ...] [--flags FLAGS] [--n-workers N] [--json FILE] [--on-leak warn|log|raise] [--fail-on error|warning|info] [--verbose] [--no-sanity] [--sanity-budget SECONDS]"
     if argv[:1] in (['-h'], ['--help']):
-        print(usage + "\n(fastai-paranoid check --help for more)")
+        from fastai_paranoid.collect import terminal_width
+        print(textwrap.fill(_USAGE, terminal_width(), subsequent_indent=' ' * 29, break_on_hyphens=False) + "\n(fastai-paranoid check --help for more)")
         return 0
     if argv[:1] != ['check']:
-        print(usage, file=sys.stderr)
+        print(_USAGE, file=sys.stderr)
         print(f"fastai-paranoid: {'no command' if not argv else 'unknown command ' + repr(argv[0])}; the command is check.", file=sys.stderr)
         return 2
     tokens, script_args = _split_script_args(argv[1:])
-    try: opts = _check_parser().parse_intermixed_args(tokens)
+    parser = _check_parser()
+    try: opts, unknown = parser.parse_known_intermixed_args(tokens)
     except SystemExit as e: return 2 if e.code else 0
+    if unknown:
+        scripts = [p for p in opts.paths if p.endswith('.py')]
+        fix = (f"put the script's own arguments after --: fastai-paranoid check {scripts[0]} -- {' '.join(unknown)}" if scripts else
+               "see fastai-paranoid check --help")
+        return _usage_error(f"unknown option {' '.join(unknown)}; {fix}")
     if not opts.paths and script_args:
-        print(f"fastai-paranoid: arguments {' '.join(script_args)} but no script to give them to; put the script's path before them.", file=sys.stderr)
-        return 2
+        return _usage_error(f"arguments after -- ({' '.join(script_args)}) but no script to give them to; put the script's path before --.")
+    if script_args and (len(opts.paths) > 1 or not opts.paths[0].endswith('.py')):
+        return _usage_error(f"arguments after -- ({' '.join(script_args)}) go to one script, but the paths are {' '.join(opts.paths)}; "
+                            f"check that script on its own: fastai-paranoid check SCRIPT.py -- {' '.join(script_args)}")
     if not opts.paths: return check(None, on_leak=opts.on_leak)
     from fastai_paranoid.runner import check_paths
     return check_paths(opts.paths, script_args, flags=opts.flags.split(), n_workers=opts.n_workers, on_leak=opts.on_leak,
                        verbose=opts.verbose, cell_timeout=opts.cell_timeout, json_path=opts.json_path,
-                       sanity=opts.sanity, sanity_budget=opts.sanity_budget, fail_on=opts.fail_on)
+                       sanity=opts.sanity, sanity_budget=opts.sanity_budget, fail_on=opts.fail_on, format=opts.format)

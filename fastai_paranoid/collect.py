@@ -5,12 +5,14 @@
 # %% ../nbs/21a_collect.ipynb #6f62db5d
 from __future__ import annotations
 import contextlib, html, os, re, shutil, textwrap, warnings
-from .core import ParanoidWarning, Finding, LEVELS, emit, finding_sink, user_location
-from .leaks import StateLeakWarning, all_findings, clear_findings
-from .paranoid import lock_paranoid
+from dataclasses import dataclass, field
+# Light on purpose: the command's parent process renders findings with this module without importing torch or fastai;
+# the guards (core, leaks, paranoid) are imported by the functions that collect, which run where the checked code runs.
+LEVELS = ('error', 'warning', 'info') # `core.LEVELS`, read here without importing torch
 
 # %% auto #0
-__all__ = ['FAIL_ON', 'terminal_width', 'render_finding', 'github_annotation', 'fail_levels', 'Findings', 'collect_findings']
+__all__ = ['LEVELS', 'FAIL_ON', 'terminal_width', 'render_finding', 'github_annotation', 'Place', 'FindingData',
+           'finding_from_dict', 'fail_levels', 'Findings', 'collect_findings']
 
 # %% ../nbs/21a_collect.ipynb #33a4ff7c
 def terminal_width(width:int|None=None)->int:
@@ -18,19 +20,31 @@ def terminal_width(width:int|None=None)->int:
     if width is None: width = shutil.get_terminal_size((100, 24)).columns
     return max(40, int(width))
 
+def _relative(file:str)->str:
+    "`file` relative to the current folder where it is under it (as GitHub wants it), else as it is"
+    if not os.path.isabs(file): return file
+    rel = os.path.relpath(file)
+    return file if rel.startswith('..') else rel
+
+def _shown(loc)->str:
+    "A location as the report shows it: its file relative to the current folder where it is under it"
+    if not loc: return ''
+    file = _relative(loc.file) if not loc.file.startswith('<') else loc.file
+    return f"{file}:{loc.line}" if loc.cell is None else f"{file} cell {loc.cell}:{loc.line}"
+
 def render_finding(f:Finding, # the finding
                    width:int|None=None, # columns (default: `terminal_width()`)
                   )->str:
     "One block per finding: a head line (where, level, kind, Learner), then the evidence, the fix and the claim, indented and wrapped"
     width = terminal_width(width)
-    head = '  '.join(x for x in (str(f.where) if f.where else '', f.level, f.kind, f.learner) if x)
+    head = '  '.join(x for x in (_shown(f.where), f.level, f.kind, f.learner) if x)
     def wrap(text, first): return textwrap.fill(text, width, initial_indent=first, subsequent_indent='    ', break_long_words=True,
                                                  break_on_hyphens=False)
     lines = [wrap(head, '')]
     lines.append(wrap((f.path + ' ' if f.path else '') + f.evidence, '    '))
     if f.fix: lines.append(wrap(f"fix: {f.fix}", '    '))
     extra = [f"claim: {f.claim}"] if f.claim else []
-    if f.built_at and f.built_at != f.where: extra.append(f"Learner built at {f.built_at}")
+    if f.built_at and f.built_at != f.where: extra.append(f"Learner built at {_shown(f.built_at)}")
     if extra: lines.append(wrap('; '.join(extra), '    '))
     return '\n'.join(lines)
 
@@ -42,13 +56,54 @@ def _gh_escape(text:str, prop:bool=False)->str:
     return text.replace(':', '%3A').replace(',', '%2C') if prop else text
 
 def github_annotation(f:Finding)->str:
-    "The finding as one GitHub Actions workflow command, on the user's line when it has one"
+    "The finding as one GitHub Actions workflow command, on the user's line when it has one (a notebook's: the file, the cell in the title)"
     props = []
     loc = f.where
     if loc is not None and not loc.file.startswith('<'):
-        props += [f"file={_gh_escape(os.path.relpath(loc.file) if os.path.isabs(loc.file) else loc.file, True)}", f"line={loc.line}"]
-    props.append(f"title={_gh_escape(f'{f.level} {f.kind}' + (f' ({f.learner})' if f.learner else ''), True)}")
+        props.append(f"file={_gh_escape(_relative(loc.file), True)}")
+        if loc.cell is None: props.append(f"line={loc.line}")
+    where = f" at cell {loc.cell}:{loc.line}" if loc is not None and loc.cell is not None else ''
+    props.append(f"title={_gh_escape(f'{f.level} {f.kind}' + (f' ({f.learner})' if f.learner else '') + where, True)}")
     return f"::{_GH_LEVEL[f.level]} {','.join(props)}::{_gh_escape(f.message)}"
+
+@dataclass(frozen=True)
+class Place:
+    "A `core.Location` read back from data: a file and line, or a notebook's cell and line"
+    file: str
+    line: int
+    cell: int|None = None
+    def __str__(self): return f"{self.file}:{self.line}" if self.cell is None else f"{self.file} cell {self.cell}:{self.line}"
+
+@dataclass(frozen=True)
+class FindingData:
+    "A `core.Finding` read back from its `as_dict()` (it crossed from a worker process, or came from --json): the same fields, rendered the same way, without importing torch"
+    kind: str
+    level: str
+    path: str = ''
+    evidence: str = ''
+    fix: str = ''
+    learner: str = ''
+    guard: str = ''
+    claim: str = ''
+    built_at: Place|None = field(default=None, compare=False)
+    found_at: Place|None = field(default=None, compare=False)
+    category: str = field(default='ParanoidWarning', compare=False) # the warning category's name
+    @property
+    def where(self): return self.found_at or self.built_at
+    @property
+    def message(self)->str: # as `core.Finding.message`
+        head = f"{self.learner}: " if self.learner else ''
+        body = f"{self.path} {self.evidence}" if self.path else self.evidence
+        return head + body + (f". Fix: {self.fix.rstrip('.')}." if self.fix else '')
+    def __str__(self): return f"[{self.kind}] {self.message}"
+
+def finding_from_dict(d:dict, # `Finding.as_dict()` (extra keys, e.g. 'message', are ignored)
+                     )->FindingData:
+    "The finding `d` describes, to render and count again"
+    def place(x): return None if not x else Place(x['file'], int(x['line']), x.get('cell'))
+    fields = {k: d.get(k, '') for k in ('path', 'evidence', 'fix', 'learner', 'guard', 'claim')}
+    return FindingData(d['kind'], d.get('level') or d.get('severity'), **fields, built_at=place(d.get('built_at')),
+                       found_at=place(d.get('found_at')), category=d.get('category') or 'ParanoidWarning')
 
 # %% ../nbs/21a_collect.ipynb #382b4600
 FAIL_ON = ('error', 'warning') # the levels that make `fastai-paranoid check` exit 1 and `pytest --paranoid` fail a test, by default
@@ -80,19 +135,33 @@ class Findings:
         self.records.append(finding)
     def _keep_leaks(self):
         "Add the detector's findings not kept yet: kept as they come, so a `clear_findings()` in the checked code cannot drop them"
+        from fastai_paranoid.leaks import all_findings
         for f in all_findings(): self.add(f)
     @property
     def all(self)->list:
         "Every finding (up to now while the run goes on)"
         if self._live: self._keep_leaks()
         return list(self.records)
+    @classmethod
+    def from_dicts(cls, dicts:list, # `Finding.as_dict()`s, e.g. a `FileResult`'s findings
+                   fail_on:str|tuple|None='warning', name:str='the run', refused:list=()):
+        "The `Findings` of a run that happened elsewhere (a worker process): `FindingData` records, counted and rendered as the originals"
+        found = cls(fail_on)
+        for d in dicts: found.add(finding_from_dict(d))
+        found.name, found.refused = name, list(refused)
+        return found
+    @staticmethod
+    def _is_leak(f)->bool:
+        if isinstance(f.category, str): return f.guard == 'StateLeakDetector'
+        from fastai_paranoid.leaks import StateLeakWarning
+        return issubclass(f.category, StateLeakWarning)
     @property
     def leaks(self)->list:
         "The state-leak detector's findings (its notes included)"
-        return [f for f in self.all if issubclass(f.category, StateLeakWarning)]
+        return [f for f in self.all if self._is_leak(f)]
     def other_warnings(self)->list:
         "The findings of every guard but the state-leak detector"
-        return [f for f in self.all if not issubclass(f.category, StateLeakWarning)]
+        return [f for f in self.all if not self._is_leak(f)]
     def having(self, level:str)->list: return [f for f in self.all if f.level == level]
     @property
     def problems(self)->int:
@@ -109,7 +178,9 @@ class Findings:
                width:int|None=None, # the terminal's width (default: `$COLUMNS` or the terminal's, at least 40)
               )->str:
         "The report as text: a headline, then one block per finding wrapped to `width`, then what the checked code was refused"
-        out = [self._headline(self.name if name is None else name)] + [render_finding(f, width) for f in self.all]
+        head = textwrap.fill(self._headline(self.name if name is None else name), terminal_width(width), subsequent_indent='    ',
+                             break_long_words=False, break_on_hyphens=False)
+        out = [head] + [render_finding(f, width) for f in self.all]
         if self.refused: out.append(self._refusals())
         return '\n\n'.join(out)
     __repr__ = report
@@ -129,9 +200,9 @@ class Findings:
 # %% ../nbs/21a_collect.ipynb #75691516
 def _from_warning(message, category, filename, lineno)->Finding:
     "A finding that reached us as a plain warning of one of our categories (a guard that calls `warnings.warn` itself)"
+    from fastai_paranoid.core import Finding, Location
     finding = getattr(message, 'finding', None)
     if isinstance(finding, Finding): return finding
-    from fastai_paranoid.core import Location
     return Finding(category.__name__, 'warning', evidence=str(message), guard=category.__name__, category=category,
                    found_at=Location(filename, lineno) if filename else None)
 
@@ -141,6 +212,9 @@ def collect_findings(lock:bool=True, # hold the guards in force on for the body 
                      fail_on:str|tuple|None='warning', # the lowest level that counts as a problem
                     ):
     "Gather the body's findings: the leak detector's (from a clean slate) and every other guard's, whatever the warnings filters say"
+    from fastai_paranoid.core import ParanoidWarning, finding_sink
+    from fastai_paranoid.leaks import clear_findings
+    from fastai_paranoid.paranoid import lock_paranoid
     found = Findings(fail_on)
     clear_findings()
     def _sink(finding):

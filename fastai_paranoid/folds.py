@@ -111,6 +111,12 @@ def kfold_learners(labels_or_n, # labels (stratified split) or the number of ite
     if not callable(dls_fn) or isinstance(dls_fn, torch.nn.Module):
         raise TypeError(f"kfold_learners: dls_fn must be a function of (train_idx, valid_idx) that builds the fold's "
                         f"DataLoaders, got {type(dls_fn).__name__}.")
+    import inspect
+    try: inspect.signature(dls_fn).bind(None, None)
+    except TypeError: raise TypeError(f"kfold_learners: dls_fn must take the fold's (train_idx, valid_idx) and build its DataLoaders from them; "
+                                      f"{getattr(dls_fn, '__name__', type(dls_fn).__name__)}{inspect.signature(dls_fn)} does not take two "
+                                      f"arguments. Write `lambda train_idx, valid_idx: ...`.") from None
+    except ValueError: pass # no signature to read (a builtin): called as it is
     splits = fold_splits(labels_or_n, n_splits, stratified, seed)
     for fold, (train_idx, valid_idx) in enumerate(splits):
         learn = fresh_learner(lambda: dls_fn(train_idx, valid_idx), model_fn, seed=seed, **kwargs)

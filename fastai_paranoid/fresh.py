@@ -21,8 +21,10 @@ __all__ = ['seed_everything', 'fresh_learner']
 def seed_everything(seed:int, # the seed
                    )->int:
     "Seed Python, NumPy, torch (CPU and CUDA) and ask cuDNN for deterministic kernels"
-    if not isinstance(seed, int) or isinstance(seed, bool):
+    import numbers
+    if not isinstance(seed, numbers.Integral) or isinstance(seed, bool): # Python and NumPy integers (`np.int64(3)`, as run_seeds takes them)
         raise TypeError(f"seed_everything: seed must be an int, got {seed!r} ({type(seed).__name__}).")
+    seed = int(seed)
     set_seed(seed, reproducible=True)
     return seed
 

@@ -4,18 +4,24 @@
 
 # %% ../nbs/23_runner.ipynb #269b059d
 from __future__ import annotations
-import atexit, contextlib, dataclasses, io, json, multiprocessing, os, re, runpy, shutil, sys, tempfile, time, traceback
+import atexit, contextlib, dataclasses, io, json, multiprocessing, os, re, runpy, shutil, signal, sys, tempfile, textwrap, time, traceback, warnings
 from dataclasses import dataclass, field
 from multiprocessing.connection import wait
 from pathlib import Path
 from fastcore.xtras import globtastic, working_directory
-from .core import ResultTable, Location, location_resolvers
-from .paranoid import paranoid
+# Light on purpose: the command's parent process (finding the files, the table, the report, --json) imports neither torch nor
+# fastai; `check_file`, which runs in the worker processes, imports the guards.
+
+def _quiet_third_party():
+    "Hide the third-party deprecation notices that importing fastai prints (each names one message; nothing else is hidden)"
+    warnings.filterwarnings('ignore', message=r'`torch\.jit\.script` is deprecated', category=FutureWarning)
+    warnings.filterwarnings('ignore', message=r"The 'mode\.chained_assignment' option is deprecated")
+_quiet_third_party() # also in the forkserver, which imports this module first: the notices come as fastai is imported there
 
 # %% auto #0
-__all__ = ['RUNNABLE', 'STATUSES', 'CheckInputError', 'runnable_files', 'read_notebook', 'notebook_plan', 'NotebookFailed',
-           'run_notebook', 'run_script', 'FileResult', 'check_file', 'check_files', 'exit_status', 'print_results',
-           'check_paths']
+__all__ = ['RUNNABLE', 'STATUSES', 'FORMATS', 'CheckInputError', 'runnable_files', 'read_notebook', 'notebook_plan',
+           'NotebookFailed', 'run_notebook', 'run_script', 'FileResult', 'check_file', 'check_files', 'exit_status',
+           'print_results', 'Terminated', 'check_paths']
 
 # %% ../nbs/23_runner.ipynb #0de81a52
 class CheckInputError(ValueError):
@@ -104,7 +110,10 @@ def notebook_plan(path, # a notebook
     from nbdev.frontmatter import nb_frontmatter
     from nbdev.test import nb_test_cells
     from fastcore.nbio import fm_default_eval
-    if skip_flags is None: skip_flags = _skip_flags(_config(path))
+    outside = False # outside an nbdev project: no tst_flags, so a `#|slow` cell runs (as under nbdev-test); the report says so
+    if skip_flags is None:
+        cfg = _config(path)
+        skip_flags, outside = _skip_flags(cfg), not Path(getattr(cfg, 'config_file', '') or '').exists()
     nb = NBProcessor(path, rm_directives=False, process=True).nb
     fm = nb_frontmatter(nb)
     if nb_lang(nb) != 'python': return nb, set(), [], f"its language is {nb_lang(nb)}: only Python notebooks run"
@@ -114,7 +123,13 @@ def notebook_plan(path, # a notebook
     default_eval = fm_default_eval(fm)
     not_run = [f"{_cell_name(c)}: {_why_left_out(c, skip, default_eval)}"
                for c in nb.cells if c.cell_type == 'code' and c.idx_ not in to_run and c.source.strip()]
+    if outside:
+        not_run += [f"{_cell_name(c)}: ran, although marked #|{flag}: outside an nbdev project there are no tst_flags to skip it "
+                    f"(nbdev-test runs it too); put the notebook in a project whose tst_flags name {flag} to skip it"
+                    for c in nb.cells if c.idx_ in to_run for flag in _TEST_FLAGS if flag in (getattr(c, 'directives_', {}) or {})]
     return nb, to_run, not_run, None
+
+_TEST_FLAGS = ('slow', 'cuda', 'gpu', 'multicuda') # the usual nbdev test flags, named when a cell carrying one runs outside a project
 
 # %% ../nbs/23_runner.ipynb #d88752e7
 class NotebookFailed(Exception):
@@ -144,11 +159,17 @@ def run_notebook(path, # a notebook
         if cell.idx_ not in to_run: return True
         cells[shell.execution_count] = cell.idx_
         return False
+    from fastai_paranoid.core import location_resolvers
     resolve = _cell_resolver(path, cells)
     location_resolvers.append(resolve)
     try:
         with working_directory(path.parent):
             shell.run_all(nb, exc_stop=True, preproc=skip, verbose=verbose, cell_timeout=int(cell_timeout) or None)
+    except TimeoutError: # one line, not asyncio's stack
+        idx = cells[max(cells)] if cells else None
+        which = f"cell {idx + 1}" if idx is not None else "a cell"
+        raise NotebookFailed(f"{path}: {which} ran past the cell timeout of {cell_timeout} s and was stopped; give it more time "
+                             f"(--cell-timeout SECONDS, or cell_timeout in the project's settings) or mark it #|slow.") from None
     except Exception: raise NotebookFailed(shell.prettytb(fname=path) or traceback.format_exc()) from None
     finally:
         location_resolvers.remove(resolve)
@@ -165,6 +186,7 @@ def _cell_resolver(path, cells:dict):
     def resolve(filename, lineno):
         m = _CELL_NAME.match(filename)
         if m is None or int(m.group(1)) not in cells: return None
+        from fastai_paranoid.core import Location
         return Location(str(path), lineno, cells[int(m.group(1))])
     return resolve
 
@@ -223,7 +245,7 @@ def check_file(path, # a script or notebook
     "Run one file in this process under `paranoid()` and return what it gave"
     from fastai_paranoid.collect import collect_findings
     from fastai_paranoid.checkrun import check_guards
-    from fastai_paranoid.paranoid import PARANOID_GUARDS
+    from fastai_paranoid.paranoid import PARANOID_GUARDS, paranoid
     if guards is None: guards = PARANOID_GUARDS + check_guards(sanity, sanity_budget) # built here, in the worker: fresh classes per file
     path = Path(path)
     name = ' '.join([str(path), *args])
@@ -260,14 +282,16 @@ def check_file(path, # a script or notebook
     return res
 
 # %% ../nbs/23_runner.ipynb #e5af5b0e
-_PRELOAD = ['fastai_paranoid.all', 'fastai_paranoid.cli', 'execnb.shell', 'nbdev.test', 'matplotlib_inline.backend_inline']
+_PRELOAD = ['fastai_paranoid.runner', 'fastai_paranoid.all', 'fastai_paranoid.cli']
+_PRELOAD_NOTEBOOKS = ['execnb.shell', 'nbdev.test', 'matplotlib_inline.backend_inline'] # what running a notebook needs besides
 
-def _context():
+def _context(notebooks:bool=True, # notebooks to run: the server imports their engine too
+            ):
     "Processes forked from a server that has imported fastai once (spawned where fork is unavailable)"
     if 'forkserver' not in multiprocessing.get_all_start_methods(): return multiprocessing.get_context('spawn')
     from multiprocessing import forkserver
     ctx = multiprocessing.get_context('forkserver')
-    ctx.set_forkserver_preload(_PRELOAD)
+    ctx.set_forkserver_preload(_PRELOAD + (_PRELOAD_NOTEBOOKS if notebooks else []))
     # The server runs `python -c`, so the folder it starts in comes first on its path: started in the user's project, that
     # project's own packages (a checkout of fastcore, say) would shadow the installed ones fastai needs. Start it in an empty one.
     # (kept until we exit: the server must not lose its folder while it imports; MKL aborts then)
@@ -279,10 +303,21 @@ def _context():
 def _worker(conn, path, kwargs):
     "Check one file in this (fresh) process and send its result back as a dict"
     multiprocessing.set_start_method(None, force=True) # the checked code's own processes start as they would under python or nbdev-test
+    _quiet_third_party()
     try: res = check_file(path, **kwargs)
     except BaseException as e: res = FileResult(str(path), 'failed', error=''.join(traceback.format_exception(type(e), e, e.__traceback__)))
     conn.send(dataclasses.asdict(res))
     conn.close()
+
+@contextlib.contextmanager
+def _signals_held():
+    "SIGINT and SIGTERM held back during the body, delivered after it (where the platform can hold signals)"
+    held = {signal.SIGINT, signal.SIGTERM}
+    try: saved = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    except (AttributeError, ValueError, OSError): saved = None
+    try: yield
+    finally:
+        if saved is not None: signal.pthread_sigmask(signal.SIG_SETMASK, saved)
 
 def check_files(files:list, # scripts and notebooks
                 n_workers:int=1, # how many run at once
@@ -290,16 +325,18 @@ def check_files(files:list, # scripts and notebooks
                 **kwargs, # passed to `check_file`
                )->list:
     "Check each file in its own process, `n_workers` at a time; the `FileResult`s in the order of `files`"
-    ctx, pending, running, results = _context(), list(files), {}, {}
+    ctx = _context(notebooks=any(Path(f).suffix == '.ipynb' for f in files))
+    pending, running, results = list(files), {}, {}
     try:
         while pending or running:
             while pending and len(running) < max(1, n_workers):
                 path = pending.pop(0)
-                receive, send = ctx.Pipe(duplex=False)
-                proc = ctx.Process(target=_worker, args=(send, path, kwargs), name=f'fastai-paranoid {Path(path).name}')
-                proc.start()
-                send.close()
-                running[receive] = (proc, path, time.perf_counter())
+                with _signals_held(): # an interrupt waits until the worker is started and known, so that it can be stopped
+                    receive, send = ctx.Pipe(duplex=False)
+                    proc = ctx.Process(target=_worker, args=(send, path, kwargs), name=f'fastai-paranoid {Path(path).name}')
+                    proc.start()
+                    send.close()
+                    running[receive] = (proc, path, time.perf_counter())
             for conn in wait(list(running)):
                 proc, path, start = running.pop(conn)
                 try: res = FileResult(**conn.recv())
@@ -312,8 +349,9 @@ def check_files(files:list, # scripts and notebooks
                 proc.join()
                 results[path] = res
                 if on_result: on_result(res)
-    finally:
-        for proc, *_ in running.values(): proc.terminate()
+    finally: # interrupted: stop the workers still running, and one being started when the interrupt came
+        started = [p for p in multiprocessing.active_children() if p.name.startswith('fastai-paranoid ')]
+        for proc in dict.fromkeys([p for p, *_ in running.values()] + started): proc.terminate()
     return [results[f] for f in files]
 
 # %% ../nbs/23_runner.ipynb #dd25039d
@@ -322,17 +360,55 @@ def exit_status(results:list)->int:
     if any(r.status in ('failed', 'not run') for r in results): return 2
     return 1 if any(r.status == 'findings' for r in results) else 0
 
-def _say(*lines, file=None): print(*(f"fastai-paranoid: {l}" for l in lines), sep='\n', file=file or sys.stderr, flush=True)
+def _width(width=None)->int:
+    from fastai_paranoid.collect import terminal_width
+    return terminal_width(width)
+
+def _say(*lines, file=None, width=None):
+    "Our own lines, each `fastai-paranoid: ...`: on stdout (the report) wrapped to the terminal's width; on stderr one line each (a reason, a progress line)"
+    lines = [f"fastai-paranoid: {l}" for l in lines]
+    if file is sys.stdout:
+        lines = [textwrap.fill(l, _width(width), subsequent_indent='    ', break_long_words=False, break_on_hyphens=False) for l in lines]
+    print(*lines, sep='\n', file=file or sys.stderr, flush=True)
+
+def _table(rows:list, columns:list, title:str='')->list:
+    "A text table's lines (as `core.ResultTable` draws it; drawn here without importing torch)"
+    cells = [[str(r.get(c, '')) for c in columns] for r in rows]
+    widths = [max(len(c), *(len(row[i]) for row in cells)) for i, c in enumerate(columns)]
+    line = lambda vals: '  '.join(v.ljust(w) for v, w in zip(vals, widths)).rstrip()
+    return ([title] if title else []) + [line(columns), line(['-' * w for w in widths])] + [line(r) for r in cells]
+
+def _summary(results, width)->str:
+    "The per-file table where it fits in `width` columns, else one wrapped line per file"
+    rows = [{'file': r.path, 'status': r.status, 'time': f"{r.seconds:.1f} s", 'findings': r.problems} for r in results]
+    lines = _table(rows, ['file', 'status', 'time', 'findings'], title='fastai-paranoid check')
+    if max(map(len, lines)) <= width: return '\n'.join(lines)
+    return '\n'.join(['fastai-paranoid check'] + [textwrap.fill(f"{r['file']}: {r['status']}, {r['time']}, {r['findings']} finding(s)",
+                      width, subsequent_indent='    ', break_long_words=True, break_on_hyphens=False) for r in rows])
+
+FORMATS = ('text', 'github') # how the findings are printed: blocks for a terminal, or GitHub Actions workflow commands
 
 def print_results(results:list, # `FileResult`s
                   seconds:float=0.0, # the whole run's time
+                  width:int|None=None, # the terminal's width (default: `$COLUMNS` or the terminal's)
+                  format:str='text', # 'text': one block per finding; 'github': one workflow command per finding (`::warning file=...`)
+                  fail_on:str='warning', # the lowest level that counts (for the headlines)
+                  names:dict|None=None, # what to call each file in its headline (default: its path)
+                  exit_code:int|None=None, # the status to name in the last line (default: `exit_status(results)`)
                  ):
     "The table, then each file's findings on stdout; failures, with the end of their output, on stderr"
-    rows = [{'file': r.path, 'status': r.status, 'time': f"{r.seconds:.1f} s", 'findings': r.problems} for r in results]
-    print(ResultTable(rows, columns=['file', 'status', 'time', 'findings'], title='fastai-paranoid check'))
+    from fastai_paranoid.collect import Findings, github_annotation
+    width = _width(width)
+    print(_summary(results, width))
     for r in results:
-        if r.findings or len(results) == 1: print('\n' + r.report)
-        if r.not_run: print(f"\nNot run in {r.path}:\n" + '\n'.join(f"  {n}" for n in r.not_run))
+        found = Findings.from_dicts(r.findings, fail_on, name=(names or {}).get(r.path, r.path), refused=r.refused)
+        if format == 'github':
+            for f in found.all: print(github_annotation(f))
+        elif r.findings or r.refused or len(results) == 1: print('\n' + found.report(width=width))
+        if r.not_run:
+            head = 'Not run in' if not any(': ran, although' in n for n in r.not_run) else 'Not run, and notes, in'
+            print(f"\n{head} {r.path}:\n" + '\n'.join(textwrap.fill(n, width, initial_indent='  ', subsequent_indent='    ',
+                                                                          break_long_words=False) for n in r.not_run))
     sys.stdout.flush()
     for r in results:
         if r.status not in ('failed', 'not run'): continue
@@ -340,15 +416,75 @@ def print_results(results:list, # `FileResult`s
         print(f"\n{r.error.rstrip()}", file=sys.stderr)
     counts = {s: sum(r.status == s for r in results) for s in STATUSES}
     summary = ', '.join(f"{n} {s}" for s, n in counts.items() if n)
-    status = exit_status(results)
-    _say(f"{len(results)} file(s) checked in {seconds:.1f} s: {summary} (exit status {status})", file=sys.stdout)
+    status = exit_status(results) if exit_code is None else exit_code
+    _say(f"{len(results)} file(s) checked in {seconds:.1f} s: {summary} (exit status {status})", file=sys.stdout, width=width)
 
-def _write_json(json_path, results, flags, n_workers):
+def _write_json(json_path, results, flags, n_workers, interrupted:int|None=None, not_finished:list=()):
     "The results as JSON, for CI: the exit status, the options, and one object per file (`FileResult`'s fields)"
     if json_path is None: return
-    report = {'exit_status': exit_status(results), 'flags': list(flags), 'n_workers': n_workers,
+    report = {'exit_status': exit_status(results) if interrupted is None else interrupted, 'flags': list(flags), 'n_workers': n_workers,
+              'interrupted': interrupted is not None, 'not_finished': [str(f) for f in not_finished],
               'files': [dataclasses.asdict(r) for r in results]}
     Path(json_path).write_text(json.dumps(report, indent=1))
+
+def _launch_rank()->tuple:
+    "(this process's global rank, the world size) as torchrun / accelerate launch set them; (0, 1) outside a launch"
+    try: return int(os.environ.get('RANK', 0) or 0), int(os.environ.get('WORLD_SIZE', 1) or 1)
+    except ValueError: return 0, 1
+
+def _rank_dir()->Path:
+    "A folder the ranks of one launch on this machine share: named from the run id (or master address and port) the launcher gives them all"
+    run = os.environ.get('TORCHELASTIC_RUN_ID') or f"{os.environ.get('MASTER_ADDR', '')}-{os.environ.get('MASTER_PORT', '')}"
+    d = Path(tempfile.gettempdir())/f"fastai-paranoid-ranks-{re.sub(r'[^A-Za-z0-9_.-]', '_', run)}"
+    d.mkdir(exist_ok=True)
+    return d
+
+def _share_results(results:list, rank:int):
+    "A rank > 0's results, written whole (then renamed) for rank 0 to merge"
+    d = _rank_dir()
+    tmp = d/f"rank{rank}.json.part"
+    tmp.write_text(json.dumps([dataclasses.asdict(r) for r in results]))
+    tmp.rename(d/f"rank{rank}.json")
+
+def _merge_ranks(results:list, world:int, wait_s:float=60.0)->list:
+    "Rank 0's results with the other ranks' findings merged in (each finding once; a file's status is its worst on any rank)"
+    d, deadline = _rank_dir(), time.monotonic() + wait_s
+    missing = set(range(1, world))
+    merged = {r.path: dataclasses.replace(r, findings=list(r.findings)) for r in results}
+    while missing and time.monotonic() < deadline:
+        for rank in sorted(missing):
+            f = d/f"rank{rank}.json"
+            if not f.exists(): continue
+            for other in map(lambda x: FileResult(**x), json.loads(f.read_text())):
+                mine = merged.get(other.path)
+                if mine is None: continue
+                seen = {json.dumps({k: v for k, v in x.items() if k not in ('found_at', 'built_at')}, sort_keys=True) for x in mine.findings}
+                for x in other.findings:
+                    key = json.dumps({k: v for k, v in x.items() if k not in ('found_at', 'built_at')}, sort_keys=True)
+                    if key not in seen: seen.add(key); mine.findings.append({**x, 'rank': rank})
+                mine.problems = max(mine.problems, other.problems)
+                if STATUSES.index(other.status) > STATUSES.index(mine.status) and other.status != 'skipped':
+                    mine.status, mine.error = other.status, mine.error or f"rank {rank}: {other.error}"
+            f.unlink()
+            missing.discard(rank)
+        if missing: time.sleep(0.2)
+    if missing: _say(f"ranks {sorted(missing)} sent no results within {wait_s:.0f} s (another node's ranks report on their own node); the report is rank 0's")
+    with contextlib.suppress(OSError): d.rmdir()
+    return list(merged.values())
+
+class Terminated(KeyboardInterrupt):
+    "SIGTERM, raised as an interrupt so that the files already checked are reported; exit status 143"
+    status = 143
+
+@contextlib.contextmanager
+def _terminate_as_interrupt():
+    "While the body runs, SIGTERM interrupts it as Ctrl-C does (in the main thread; elsewhere nothing changes)"
+    def _raise(signum, frame): raise Terminated()
+    try: saved = signal.signal(signal.SIGTERM, _raise)
+    except ValueError: saved = None # not the main thread
+    try: yield
+    finally:
+        if saved is not None: signal.signal(signal.SIGTERM, saved)
 
 def check_paths(paths:list, # scripts, notebooks and folders of them
                 args=(), # command-line arguments of the script (one script only)
@@ -362,14 +498,16 @@ def check_paths(paths:list, # scripts, notebooks and folders of them
                 sanity:bool=True, # run `learn.sanity_check()` before each Learner's first fit
                 sanity_budget:float|None=None, # seconds of sanity checks per Learner (None: the default)
                 fail_on:str='warning', # the lowest level of finding that makes the exit status 1: 'error', 'warning' or 'info'
+                format:str='text', # 'text' or 'github' (`FORMATS`)
                )->int:
-    "Check every script and notebook under `paths`, each in its own process; print the results; return the exit status"
+    "Check every script and notebook under `paths`, each in its own process; print the results; return the exit status (130 or 143 when interrupted)"
     if isinstance(paths, (str, Path)): paths = [paths]
     if isinstance(flags, str): flags = flags.split()
     try:
         from fastai_paranoid.collect import fail_levels
         try: fail_levels(fail_on)
         except ValueError as e: raise CheckInputError(f"--fail-on: {e}") from None
+        if format not in FORMATS: raise CheckInputError(f"--format {format}: use one of {', '.join(FORMATS)}.")
         if json_path is not None and Path(json_path).is_dir():
             raise CheckInputError(f"--json {json_path} is a folder; give a file name, e.g. {Path(json_path)/'paranoid.json'}.")
         left_out = []
@@ -401,13 +539,28 @@ def check_paths(paths:list, # scripts, notebooks and folders of them
     start = time.perf_counter()
     kwargs = dict(force_flags=list(flags), on_leak=on_leak, guards=guards, verbose=verbose, cell_timeout=cell_timeout,
                   sanity=sanity, sanity_budget=sanity_budget, fail_on=fail_on)
-    try: checked = check_files(todo, n_workers, on_result=_progress, args=tuple(args), **kwargs)
-    except KeyboardInterrupt: # the workers still running were stopped by `check_files`
-        _say(f"interrupted after {len(done)} of {len(todo)} file(s); the files still running were stopped")
-        return 130
+    names = {str(f): ' '.join([str(f), *args]) for f in todo}
+    report = dict(format=format, fail_on=fail_on, names=names)
+    try:
+        with _terminate_as_interrupt(): checked = check_files(todo, n_workers, on_result=_progress, args=tuple(args), **kwargs)
+    except KeyboardInterrupt as e: # the workers still running were stopped by `check_files`; what is done is reported
+        code = getattr(e, 'status', 130)
+        finished = {Path(r.path) for r in done}
+        ordered = [results[f] for f in files if f in results] + done
+        print_results(ordered, time.perf_counter() - start, exit_code=code, **report)
+        not_finished = [f for f in todo if f not in finished]
+        _say(f"interrupted ({'SIGTERM' if code == 143 else 'SIGINT'}) after {len(done)} of {len(todo)} file(s); the files still "
+             f"running were stopped, not checked: {', '.join(map(str, not_finished))}")
+        _write_json(json_path, ordered, flags, n_workers, interrupted=code, not_finished=not_finished)
+        return code
     for f, r in zip(todo, checked): results[f] = r
     ordered = [results[f] for f in files]
-    print_results(ordered, time.perf_counter() - start)
+    rank, world = _launch_rank()
+    if world > 1 and rank > 0: # one report per distributed run: this rank's results go to rank 0, which prints them merged
+        _share_results(ordered, rank)
+        return exit_status(ordered)
+    if world > 1: ordered = _merge_ranks(ordered, world)
+    print_results(ordered, time.perf_counter() - start, **report)
     if left_out:
         names = ', '.join(map(str, left_out[:5])) + (f" and {len(left_out) - 5} more" if len(left_out) > 5 else '')
         _say(f"not checked: {len(left_out)} script(s) next to the notebooks, taken as their helpers as nbdev-test takes them "

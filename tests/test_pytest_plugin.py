@@ -1,4 +1,4 @@
-"`pytest --paranoid`: a leaky test fails with its finding, a healthy suite stays green, `--paranoid=warn` reports at the end, the checked tests cannot switch the guards off, and without the flag the plugin changes nothing."
+"`pytest --paranoid`: a leaky test fails with its finding, a healthy suite stays green, `--paranoid-warn` (or `--paranoid=warn`) reports at the end, the checked tests cannot switch the guards off, and without the flag the plugin changes nothing."
 import subprocess, sys, textwrap, tomllib
 from pathlib import Path
 import pytest
@@ -12,6 +12,7 @@ import warnings
 import pytest
 from torch import nn
 from fastai.basics import Learner
+import fastai.callback.progress, fastai.callback.schedule # learn.no_bar, learn.lr_find
 from fastai_paranoid.fixtures import xor_dls, build_mlp
 
 def fit(model, epochs=1):
@@ -68,12 +69,27 @@ def test_leaky_test_fails_with_the_finding(run):
     assert '[reused_model] Learner #' in failure and 'Fix: build a new model per run' in failure
     assert 'fastai-paranoid: 1 problem(s) in 1 of 3 test(s); tests failed for them' in out
 
-def test_warn_reports_at_the_end_and_fails_nothing(run):
-    result, out = run('--paranoid=warn', test_train=LEAKY)
+@pytest.mark.parametrize('flag', ['--paranoid-warn', '--paranoid=warn']) # the flag, and the spelling of 0.2
+def test_warn_reports_at_the_end_and_fails_nothing(run, flag):
+    result, out = run(flag, 'test_train.py', test_train=LEAKY)
     result.assert_outcomes(passed=3)
     summary = out.split('= fastai-paranoid =')[1]
     assert 'found during test_train.py::test_second_run' in summary and '[reused_model]' in summary
-    assert 'reported only (--paranoid=warn)' in summary
+    assert 'reported only (--paranoid-warn)' in summary
+
+NOTE_ONLY = HEADER + '''
+from fastai_paranoid.core import emit, Finding
+def test_a_warning():
+    emit(Finding('planted', 'warning', evidence='a planted warning'))
+def test_a_note():
+    emit(Finding('planted_note', 'info', evidence='a planted note'))
+'''
+
+@pytest.mark.parametrize('fail_on,failed', [('error', []), ('warning', ['test_a_warning']), ('info', ['test_a_warning', 'test_a_note'])])
+def test_fail_on_sets_the_lowest_level_that_fails_a_test(run, fail_on, failed):
+    result, out = run('--paranoid', '--paranoid-fail-on', fail_on, test_levels=NOTE_ONLY)
+    result.assert_outcomes(passed=2 - len(failed), failed=len(failed))
+    assert [n for n in ['test_a_warning', 'test_a_note'] if f'FAILED test_levels.py::{n}' in out] == failed
 
 def test_healthy_suite_stays_green(run):
     result, out = run('--paranoid', test_healthy=HEALTHY)

@@ -1,5 +1,5 @@
 "`fastai-paranoid check PATH...` on a whole nbdev-style project: notebooks run as nbdev-test runs them (magics, `!`, display, pickling, directives), parallel workers, one table, --json; bad paths get one line and exit 2."
-import contextlib, io, json, os, subprocess, sys
+import contextlib, io, json, os, signal, subprocess, sys
 from pathlib import Path
 import pytest
 from fastai.callback.core import Callback
@@ -98,7 +98,8 @@ def test_bad_paths_get_one_line_and_exit_2(tmp_path):
     cases = [(['check', str(tmp_path/'empty')], 'holds no notebook (.ipynb) or script (.py) to check'),
              (['check', str(tmp_path/'nope')], 'nope: no such file or folder'),
              (['check', '--json', str(tmp_path), str(tmp_path/'ok.py')], 'is a folder; give a file name'),
-             (['check', str(tmp_path), str(tmp_path/'ok.py'), '--epochs', '3'], 'arguments (--epochs 3) go to one script')]
+             (['check', str(tmp_path), str(tmp_path/'ok.py'), '--', '--epochs', '3'], 'arguments after -- (--epochs 3) go to one script'),
+             (['check', str(tmp_path/'ok.py'), '--epochs', '3'], "unknown option --epochs 3; put the script's own arguments after --")]
     for argv, message in cases:
         err = io.StringIO()
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err): assert main(argv) == 2
@@ -128,3 +129,45 @@ def test_guards_pass_through_to_paranoid(tmp_path):
     assert check_file(tmp_path/'uses.py', guards=[MarkerGuard]).status == 'clean'
     res = check_file(tmp_path/'uses.py')
     assert res.status == 'failed' and 'AssertionError' in res.error, "without the extra guard the script's assertion fails"
+
+# Partial results survive an interrupt (issue 18): Ctrl-C or a CI runner's SIGTERM still gets the files already checked
+
+@pytest.mark.parametrize('sig,code', [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_an_interrupted_folder_reports_and_saves_the_files_already_checked(tmp_path, sig, code):
+    (tmp_path/'a_first.py').write_text('x = 1\n')
+    (tmp_path/'b_sleeps.py').write_text('import time\ntime.sleep(120)\n')
+    (tmp_path/'c_last.py').write_text('x = 3\n')
+    env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS='1', COLUMNS='100')
+    code_ = 'import sys; from fastai_paranoid.cli import main; sys.exit(main())'
+    proc = subprocess.Popen([sys.executable, '-c', code_, 'check', '.', '--n-workers', '1', '--no-sanity', '--json', 'out.json'],
+                            cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        seen = []
+        for line in proc.stderr: # the progress lines: the first file is done, the second one sleeps
+            seen.append(line)
+            if line.startswith('fastai-paranoid: [1/3]'): break
+        assert seen and seen[-1].startswith('fastai-paranoid: [1/3] a_first.py: clean'), seen
+        proc.send_signal(sig)
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None: proc.kill()
+    assert proc.returncode == code, out + err
+    saved = json.loads((tmp_path/'out.json').read_text())
+    assert saved['interrupted'] is True and saved['exit_status'] == code
+    assert [f['path'] for f in saved['files']] == ['a_first.py'] and saved['files'][0]['status'] == 'clean'
+    assert saved['not_finished'] == ['b_sleeps.py', 'c_last.py']
+    assert 'a_first.py  clean' in out and 'b_sleeps.py' not in out.split('fastai-paranoid: 1 file(s)')[0]
+    assert f"(exit status {code})" in out and 'interrupted' in err and 'Traceback' not in err
+
+def test_a_cell_timeout_is_one_line_and_a_slow_cell_outside_a_project_is_named(tmp_path):
+    "--cell-timeout: one line naming the cell and the fix, not asyncio's stack; a #|slow cell that runs (no tst_flags outside a project) is said"
+    notebook(tmp_path/'sleeps.ipynb', 'x = 1', 'import time\ntime.sleep(60)')
+    notebook(tmp_path/'slow.ipynb', 'x = 1', '#|slow\ny = 2')
+    err, out = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        assert check_paths([tmp_path/'sleeps.ipynb', tmp_path/'slow.ipynb'], n_workers=2, cell_timeout=3, sanity=False) == 2
+    lines = [l for l in err.getvalue().splitlines() if l.strip() and not l.startswith('fastai-paranoid: [')]
+    assert len(lines) == 1 and 'cell 2 ran past the cell timeout of 3 s' in lines[0] and '--cell-timeout SECONDS' in lines[0], lines
+    assert 'asyncio' not in err.getvalue()
+    assert f"Not run, and notes, in {tmp_path/'slow.ipynb'}" in out.getvalue()
+    assert 'cell 2 (y = 2): ran, although marked #|slow' in ' '.join(out.getvalue().split())
