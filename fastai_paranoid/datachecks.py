@@ -61,8 +61,9 @@ def pct(x:float, digits:int=1)->str:
     return s[1:] if s.startswith('-') and float(s[1:-1]) == 0 else s
 
 # %% auto #0
-__all__ = ['computed_tensors_memo', 'copy_model', 'RaggedItems', 'Deadline', 'pct', 'served_items', 'check_label_leak',
-           'check_split_duplicates', 'check_input_normalization', 'check_batch_independence']
+__all__ = ['computed_tensors_memo', 'copy_model', 'RaggedItems', 'Deadline', 'pct', 'served_items', 'matches_test',
+           'check_label_leak', 'class_shares_test', 'repeat_structure', 'check_split_duplicates', 'channel_bounds',
+           'check_input_normalization', 'check_batch_independence']
 
 # %% ../nbs/31_datachecks.ipynb #4b8d33bb
 def _read_items(learn, ds_idx:int=0, max_items:int|None=None, deadline:Deadline|None=None)->tuple:
@@ -72,13 +73,15 @@ def _read_items(learn, ds_idx:int=0, max_items:int|None=None, deadline:Deadline|
     batches, complete = [], True
     with preserve_rng(learn.dls):
         ordered = dl.new(shuffle=False, drop_last=False)
+        try: n_batches = len(ordered)
+        except TypeError: n_batches = None
         seen = 0
         for b in ordered:
             batches.append([_plain(t) for t in b])
             seen += len(batches[-1][0])
             if max_items is not None and seen >= max_items: break
             if deadline is not None and deadline.expired:
-                complete = False
+                complete = n_batches is not None and len(batches) >= n_batches
                 break
     if not batches: raise ValueError(f"served_items: learn.dls[{ds_idx}] serves no items; give it a non-empty dataset.")
     # a language-model loader cuts its last batch shorter (`last_len`): leave that batch out rather than refuse the others
