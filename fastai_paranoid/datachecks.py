@@ -61,8 +61,8 @@ def pct(x:float, digits:int=1)->str:
     return s[1:] if s.startswith('-') and float(s[1:-1]) == 0 else s
 
 # %% auto #0
-__all__ = ['computed_tensors_memo', 'copy_model', 'RaggedItems', 'Deadline', 'pct', 'served_items', 'matches_test',
-           'check_label_leak', 'class_shares_test', 'repeat_structure', 'check_split_duplicates', 'channel_bounds',
+__all__ = ['computed_tensors_memo', 'copy_model', 'RaggedItems', 'Deadline', 'pct', 'served_items', 'repeat_structure',
+           'matches_test', 'check_label_leak', 'class_shares_test', 'check_split_duplicates', 'channel_bounds',
            'check_input_normalization', 'check_batch_independence']
 
 # %% ../nbs/31_datachecks.ipynb #4b8d33bb
@@ -135,6 +135,19 @@ def _class_labels(ys:tuple):
     y = ys[0]
     if y.dtype in (torch.int64, torch.int32, torch.int16, torch.uint8) and y.ndim == 1: return y.long()
     return None
+
+def repeat_structure(input_keys:list, # one digest per training item's inputs
+                     pair_keys:list, # one digest per training item's inputs and targets
+                    )->dict:
+    "How training items repeat within training: shares of items whose input recurs, whose input recurs with another target (the task's own ambiguity), and whose input and target recur"
+    from collections import Counter, defaultdict
+    inputs, pairs = Counter(input_keys), Counter(pair_keys)
+    targets = defaultdict(set)
+    for k, pk in zip(input_keys, pair_keys): targets[k].add(pk)
+    n = max(len(input_keys), 1)
+    return dict(train_input_repeats=sum(inputs[k] > 1 for k in input_keys) / n,
+                train_conflicting=sum(len(targets[k]) > 1 for k in input_keys) / n,
+                train_pair_repeats=sum(pairs[k] > 1 for k in pair_keys) / n)
 
 # %% ../nbs/31_datachecks.ipynb #eee50349
 def _reset_parameters(model):
@@ -365,19 +378,6 @@ def class_shares_test(train_counts:list, # items per class in training
     draws = np.random.default_rng(seed).multivariate_hypergeometric(cols.astype(np.int64), int(rows[1]), size=n_perm)
     p = (1 + int((chi2_stat(draws) >= observed - 1e-9).sum())) / (n_perm + 1)
     return observed, p, f"Monte Carlo, {n_perm} draws"
-
-def repeat_structure(input_keys:list, # one digest per training item's inputs
-                     pair_keys:list, # one digest per training item's inputs and targets
-                    )->dict:
-    "How training items repeat within training: shares of items whose input recurs, whose input recurs with another target (the task's own ambiguity), and whose input and target recur"
-    from collections import Counter, defaultdict
-    inputs, pairs = Counter(input_keys), Counter(pair_keys)
-    targets = defaultdict(set)
-    for k, pk in zip(input_keys, pair_keys): targets[k].add(pk)
-    n = max(len(input_keys), 1)
-    return dict(train_input_repeats=sum(inputs[k] > 1 for k in input_keys) / n,
-                train_conflicting=sum(len(targets[k]) > 1 for k in input_keys) / n,
-                train_pair_repeats=sum(pairs[k] > 1 for k in pair_keys) / n)
 
 def _binom_sf(k, n, p):
     "P(X >= k) for X ~ Binomial(n, p)"

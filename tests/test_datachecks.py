@@ -297,7 +297,7 @@ def test_class_shares_test_is_calibrated():
     ps = np.array(ps)
     assert 0.02 <= (ps < 0.05).mean() <= 0.09, (ps < 0.05).mean()
     assert (ps < 1e-3).sum() <= 2
-    _, p, method = class_shares_test([50, 50, 50], [0, 0, 40])
+    _, p, method = class_shares_test([10, 10, 10], [0, 0, 10])
     assert p < 1e-3 and method.startswith('Monte Carlo')
 
 def test_matches_test_is_calibrated():
@@ -333,7 +333,7 @@ def test_normalization_summarizes_many_features():
     assert res.verdict == 'info', res.message
     assert 'of 784 features' in res.message and res.message.count('feature ') <= 5 and len(res.message) < 800, res.message
     assert '112 constant features left out' in res.message
-    assert isinstance(res.measured['input mean'], str) and 'standardize' in res.fix
+    assert isinstance(res.measured['input mean'], str) and 'standardize' in res.fix.lower()
 
 def test_normalization_unit_pixels_rgb_is_info_with_counts():
     "[0, 1] RGB pixels into a BatchNorm network: info, and the count of channels it names is not 0"
