@@ -469,7 +469,8 @@ def check_split_duplicates(learn, # the Learner whose training and validation it
                                "Use a stratified split (e.g. `TrainTestSplitter(stratify=labels)` or `split_per_class`).", claim=claim)
         note += f" Class shares are consistent with a random split (p = {p:.2g}, {measured['classes']} classes)."
     return CheckResult(name, 'passed', measured, threshold,
-                       f"No validation item is a copy of a training item ({n_valid} validation, {n_train} training items hashed).{note}")
+                       (f"No copies beyond the data's own repeats" if shared else "No validation item is a copy of a training item") +
+                       f" ({n_valid} validation, {n_train} training items hashed).{note}")
 
 # %% ../nbs/31_datachecks.ipynb #f54b031b
 from torch.nn.modules.batchnorm import _BatchNorm

@@ -297,7 +297,7 @@ def test_class_shares_test_is_calibrated():
     ps = np.array(ps)
     assert 0.02 <= (ps < 0.05).mean() <= 0.09, (ps < 0.05).mean()
     assert (ps < 1e-3).sum() <= 2
-    _, p, method = class_shares_test([10, 10, 10], [0, 0, 10])
+    _, p, method = class_shares_test([12, 12, 12], [0, 0, 12])
     assert p < 1e-3 and method.startswith('Monte Carlo')
 
 def test_matches_test_is_calibrated():
