@@ -7,7 +7,7 @@ from __future__ import annotations
 import copy, hashlib, math, time
 import torch
 from torch import nn
-from .core import CheckResult, register_check, preserve_rng, module_paths
+from .core import CheckResult, register_check, preserve_rng, module_paths, CHECK_ALPHA
 
 def _plain(t):
     "`t` as a plain CPU tensor (fastai's TensorImage & co. lose their subclass)"
@@ -61,35 +61,48 @@ def pct(x:float, digits:int=1)->str:
     return s[1:] if s.startswith('-') and float(s[1:-1]) == 0 else s
 
 # %% auto #0
-__all__ = ['computed_tensors_memo', 'copy_model', 'RaggedItems', 'Deadline', 'pct', 'served_items', 'check_label_leak',
-           'check_split_duplicates', 'check_input_normalization', 'check_batch_independence']
+__all__ = ['computed_tensors_memo', 'copy_model', 'RaggedItems', 'Deadline', 'pct', 'served_items', 'repeat_structure',
+           'matches_test', 'check_label_leak', 'class_shares_test', 'check_split_duplicates', 'channel_bounds',
+           'check_input_normalization', 'check_batch_independence']
 
 # %% ../nbs/31_datachecks.ipynb #4b8d33bb
-def served_items(learn, # the Learner whose DataLoaders are read
-                 ds_idx:int=0, # 0: training DataLoader, 1: validation
-                 max_items:int|None=None, # stop after this many items (None: all)
-                 deadline:Deadline|None=None, # stop after the batch during which it expires
-                )->tuple:
-    "`(inputs, targets)`: tuples of tensors of the items `learn.dls[ds_idx]` serves after its pipeline, in dataset order, leaving every RNG and the DataLoader as they were"
+def _read_items(learn, ds_idx:int=0, max_items:int|None=None, deadline:Deadline|None=None)->tuple:
+    "`(inputs, targets, complete)`: as `served_items`, and whether every item was read (False when `deadline` cut the reading short)"
     dl = learn.dls[ds_idx]
     n_inp = _n_inp(learn.dls)
-    batches = []
+    batches, complete = [], True
     with preserve_rng(learn.dls):
         ordered = dl.new(shuffle=False, drop_last=False)
+        try: n_batches = len(ordered)
+        except TypeError: n_batches = None
         seen = 0
         for b in ordered:
             batches.append([_plain(t) for t in b])
             seen += len(batches[-1][0])
             if max_items is not None and seen >= max_items: break
-            if deadline is not None and deadline.expired: break
+            if deadline is not None and deadline.expired:
+                complete = n_batches is not None and len(batches) >= n_batches
+                break
     if not batches: raise ValueError(f"served_items: learn.dls[{ds_idx}] serves no items; give it a non-empty dataset.")
+    # a language-model loader cuts its last batch shorter (`last_len`): leave that batch out rather than refuse the others
+    if len(batches) > 2 and batches[-1][0].shape[1:] != batches[0][0].shape[1:] \
+       and all(b[0].shape[1:] == batches[0][0].shape[1:] for b in batches[:-1]): batches = batches[:-1]
     for i in range(len(batches[0])):
         shapes = {tuple(b[i].shape[1:]) for b in batches}
         if len(shapes) > 1:
             raise RaggedItems(f"learn.dls[{ds_idx}] serves column {i} in batches of different shapes {sorted(shapes)[:3]} "
                               f"(padded per batch, as fastai's text loaders do): its items cannot be compared across batches.")
     cols = [torch.cat([b[i] for b in batches])[:max_items] for i in range(len(batches[0]))]
-    return tuple(cols[:n_inp]), tuple(cols[n_inp:])
+    return tuple(cols[:n_inp]), tuple(cols[n_inp:]), complete
+
+def served_items(learn, # the Learner whose DataLoaders are read
+                 ds_idx:int=0, # 0: training DataLoader, 1: validation
+                 max_items:int|None=None, # stop after this many items (None: all)
+                 deadline:Deadline|None=None, # stop after the batch during which it expires
+                )->tuple:
+    "`(inputs, targets)`: tuples of tensors of the items `learn.dls[ds_idx]` serves after its pipeline, in dataset order, leaving every RNG and the DataLoader as they were"
+    xs, ys, _ = _read_items(learn, ds_idx, max_items, deadline)
+    return xs, ys
 
 def _n_items(learn, ds_idx:int)->int:
     "How many items `learn.dls[ds_idx]` holds (0 for a missing loader)"
@@ -123,6 +136,19 @@ def _class_labels(ys:tuple):
     if y.dtype in (torch.int64, torch.int32, torch.int16, torch.uint8) and y.ndim == 1: return y.long()
     return None
 
+def repeat_structure(input_keys:list, # one digest per training item's inputs
+                     pair_keys:list, # one digest per training item's inputs and targets
+                    )->dict:
+    "How training items repeat within training: shares of items whose input recurs, whose input recurs with another target (the task's own ambiguity), and whose input and target recur"
+    from collections import Counter, defaultdict
+    inputs, pairs = Counter(input_keys), Counter(pair_keys)
+    targets = defaultdict(set)
+    for k, pk in zip(input_keys, pair_keys): targets[k].add(pk)
+    n = max(len(input_keys), 1)
+    return dict(train_input_repeats=sum(inputs[k] > 1 for k in input_keys) / n,
+                train_conflicting=sum(len(targets[k]) > 1 for k in input_keys) / n,
+                train_pair_repeats=sum(pairs[k] > 1 for k in pair_keys) / n)
+
 # %% ../nbs/31_datachecks.ipynb #eee50349
 def _reset_parameters(model):
     "Re-initialize every submodule that knows how (`reset_parameters`), in module order"
@@ -154,7 +180,9 @@ def _fit_scrambled(model, loss_func, x_train, y_train, steps, bs, lr, deadline=N
         opt.step()
         done += 1
         if deadline is not None and deadline.expired: break
-        if deadline is not None and deadline.seconds is not None and done == 3 and deadline.spent / 3 * min_steps > deadline.seconds: break # min_steps will not fit
+        if done == 1 and deadline is not None: first_step = deadline.spent # the first step pays for warm-up (allocations, lazy init)
+        if deadline is not None and deadline.seconds is not None and done == 3 \
+           and deadline.spent + (deadline.spent - first_step) / 2 * (min_steps - 3) > deadline.seconds: break # min_steps will not fit
         if done % check_every == 0:
             model.eval()
             with torch.no_grad(): acc = (_first_tensor(model(x_train[probe])).argmax(-1) == y_train[probe]).float().mean().item()
@@ -171,14 +199,47 @@ def _near_copies(x_train, x_valid, near:float)->tuple:
     dist, nearest = torch.cdist(b, a).min(1)
     return nearest, dist <= near * typical
 
-def _accuracy_and_chance(model, x, y, bs=1024):
-    "Accuracy of `model` on `(x, y)`, and its expected value if predictions were independent of the labels"
-    with torch.no_grad():
-        preds = torch.cat([_first_tensor(model(x[i:i + bs])).argmax(-1) for i in range(0, len(x), bs)])
+def _predictions(model, x, bs=1024):
+    with torch.no_grad(): return torch.cat([_first_tensor(model(x[i:i + bs])).argmax(-1) for i in range(0, len(x), bs)]).cpu()
+
+def matches_test(preds:list, # per repeat, the predicted classes (1-D int tensors)
+                 labels:list, # per repeat, the scrambled labels they are scored against
+                 n_perm:int=4999, # Monte Carlo draws when the normal approximation is near the threshold
+                 seed:int=0, # seed of the draws
+                 refine_below:float=0.01, # normal p-values below this are refined by Monte Carlo
+                )->tuple:
+    "One-sided permutation test that predictions match labels more often than chance, summed over repeats: `(z, p, method)`; under no leak each repeat's labels are a random permutation of themselves against its predictions"
+    total, mean, var = 0, 0.0, 0.0
+    for pr, y in zip(preds, labels):
+        n = len(y)
+        k = int(max(pr.max(), y.max())) + 1
+        P, L = torch.bincount(pr, minlength=k).double(), torch.bincount(y, minlength=k).double()
+        total += int((pr == y).sum())
+        mean += float((P * L).sum() / n)
+        if n > 1: # the permutation variance of the diagonal sum of a contingency table with fixed margins
+            var += float((P * L * (n - P) * (n - L)).sum() + ((P * L).sum() ** 2 - (P * L * P * L).sum())) / (n * n * (n - 1))
+    z = (total - mean) / math.sqrt(max(var, 1e-12))
+    p = _normal_sf(z)
+    if p >= refine_below: return z, p, 'normal approximation'
+    g = torch.Generator().manual_seed(seed)
+    null = torch.zeros(n_perm, dtype=torch.long)
+    for pr, y in zip(preds, labels):
+        for start in range(0, n_perm, 500):
+            perm = torch.rand(min(500, n_perm - start), len(y), generator=g).argsort(1)
+            null[start:start + len(perm)] += (y[perm] == pr).sum(1)
+    return z, (1 + int((null >= total).sum())) / (n_perm + 1), f"Monte Carlo, {n_perm} permutations"
+
+def _accuracy_and_chance_of(preds, y)->float:
+    "The expected accuracy of `preds` on `y` if predictions were independent of the labels"
     n_classes = int(max(preds.max(), y.max())) + 1
     pred_share = torch.bincount(preds, minlength=n_classes).float() / len(y)
     label_share = torch.bincount(y, minlength=n_classes).float() / len(y)
-    return (preds == y).float().mean().item(), (pred_share * label_share).sum().item()
+    return (pred_share * label_share).sum().item()
+
+def _accuracy_and_chance(model, x, y, bs=1024):
+    "Accuracy of `model` on `(x, y)`, and its expected value if predictions were independent of the labels"
+    preds, y = _predictions(model, x, bs), y.cpu()
+    return (preds == y).float().mean().item(), _accuracy_and_chance_of(preds, y)
 
 @register_check(50)
 def check_label_leak(learn, # the Learner whose split is tested (on copies of its model and loss)
@@ -188,30 +249,37 @@ def check_label_leak(learn, # the Learner whose split is tested (on copies of it
                      bs:int|None=None, # minibatch size (default: the training DataLoader's)
                      max_train:int|None=512, # train on a random subset of this many training items (easier to memorize: more power per step)
                      max_valid:int|None=2000, # score on at most this many validation items
-                     alpha:float=1e-3, # one-sided p-value below which validation accuracy is above chance: failed
-                     warn_alpha:float=0.05, # p-value below which the excess is suggestive, not settled: warning
+                     alpha:float=CHECK_ALPHA, # one-sided p-value below which validation accuracy is above chance: warning (the test's false-alarm rate)
                      min_gap:float=0.02, # and by at least this much accuracy
                      min_fit:float=0.1, # scrambled training labels the model must fit above chance for the test to have power
                      min_steps:int=50, # fewer steps than this in the budget: inconclusive, said after 3 steps instead of spending the budget
                      near:float=0.05, # a validation item closer to a training item than this share of the typical distance between training items is a near copy: it shares its scrambled label
+                     inherent:float=0.05, # this share of training items whose input recurs in training with another target: the inputs repeat by nature, and the test cannot tell copies from the task (skipped)
                      seed:int=0, # seed of the scrambles and the copies' initial weights
                      budget:float|None=None, # seconds (None: no time cap); the copies train for as many steps as fit
                     )->CheckResult:
     "Shuffled-label leak test: a fresh copy of the model trained on labels scrambled at the source must score chance on validation"
     name = 'check_label_leak'
     deadline = Deadline(budget)
-    threshold = (f"one-sided p < {alpha} and >= {min_gap} above chance: failed; p < {warn_alpha}: warning; "
+    threshold = (f"one-sided permutation p < {alpha} and >= {min_gap} above chance: warning; "
                  f"the copies must fit the scrambled training labels >= {min_fit} above chance, else inconclusive")
     empty = _empty_split(learn, name, threshold)
     if empty is not None: return empty
     reading = Deadline(None if budget is None else 0.2 * budget)
-    try: (train_xs, train_ys), (valid_xs, valid_ys) = served_items(learn, 0, deadline=reading), served_items(learn, 1, max_valid, reading)
+    try: (train_xs, train_ys, full), (valid_xs, valid_ys, _) = _read_items(learn, 0, deadline=reading), _read_items(learn, 1, max_valid, reading)
     except RaggedItems as err: return CheckResult(name, 'skipped', {}, threshold, str(err))
     y_train, y_valid = _class_labels(train_ys), _class_labels(valid_ys)
     if len(train_xs) != 1 or y_train is None or y_valid is None:
         return CheckResult(name, 'skipped', {}, threshold, "Needs one input and single-label class targets (integers); this Learner has other inputs or targets.")
     x_train, x_valid = train_xs[0], valid_xs[0]
     keys = _item_hashes((torch.cat([x_train, x_valid]),))
+    repeats_in_train = repeat_structure(keys[:len(y_train)], _item_hashes((x_train, y_train)))
+    if repeats_in_train['train_conflicting'] >= inherent:
+        return CheckResult(name, 'skipped', repeats_in_train, threshold,
+                           f"{repeats_in_train['train_conflicting']:.0%} of the training inputs recur in training with another target: the inputs "
+                           f"repeat by nature (n-gram or language-model data), so validation inputs that recur in training would share their "
+                           f"scrambled labels with no leak, and the test cannot tell copies from the task.",
+                           "check_split_duplicates compares the copies across the split with the training set's own repeat rate.")
     labels = torch.cat([y_train, y_valid])
     # one subset for every repeat; near copies (augmented, re-encoded) of its items are given their item's key, so they share its scrambled label
     subset = torch.randperm(len(y_train), generator=torch.Generator().manual_seed(seed))[:max_train or len(y_train)]
@@ -225,12 +293,12 @@ def check_label_leak(learn, # the Learner whose split is tested (on copies of it
     device = next(iter(learn.model.parameters()), torch.empty(0)).device
     x_train, x_valid, subset = x_train.to(device), x_valid.to(device), subset.to(device)
     bs = min(bs or learn.dls.train.bs or 64, len(y_train), max_train or len(y_train))
-    train_accs, valid_accs, chances, train_chances, steps_run, short = [], [], [], [], [], False
+    train_accs, train_chances, valid_preds, valid_labels, steps_run, short = [], [], [], [], [], False
     with preserve_rng(learn.dls):
         for r in range(repeats):
             g = torch.Generator().manual_seed(seed + r)
             scrambled = _scrambled_labels(keys, labels, g)
-            ytr, yva = scrambled[:len(y_train)].to(device), scrambled[len(y_train):].to(device)
+            ytr, yva = scrambled[:len(y_train)].to(device), scrambled[len(y_train):]
             torch.manual_seed(seed + r)
             model = copy_model(learn.model)
             _reset_parameters(model)
@@ -244,38 +312,36 @@ def check_label_leak(learn, # the Learner whose split is tested (on copies of it
                 short = steps_run[0] < n and (share.expired or steps_run[0] == 3)
                 if short and steps_run[0] < min(min_steps, steps):
                     per_step = share.spent / steps_run[0]
+                    if not share.expired: # cut after 3 steps: the forecast that min_steps would not fit
+                        per_step = max(per_step, share.seconds / min(min_steps, steps))
                     return CheckResult(name, 'skipped', dict(steps=steps_run[0], seconds_per_step=per_step), threshold,
                         f"inconclusive: a step of the copies takes {per_step:.2f} s, so only {int(share.seconds / per_step)} of the "
                         f"{min(min_steps, steps)}+ steps the test needs to memorize scrambled labels fit in its {budget:.1f} s budget.",
                         f"Give it about {per_step * min(min_steps, steps) * repeats / 0.85:.0f} s: learn.sanity_check(budget=...) or "
                         f"settings={{'check_label_leak': {{'budget': ...}}}}; or a smaller `max_train`.")
             train_acc, train_chance = _accuracy_and_chance(model, x_train[subset], ytr[subset])
-            valid_acc, chance = _accuracy_and_chance(model, x_valid, yva)
             train_accs.append(train_acc)
             train_chances.append(train_chance)
-            valid_accs.append(valid_acc)
-            chances.append(chance)
-    n = repeats * len(y_valid)
+            valid_preds.append(_predictions(model, x_valid))
+            valid_labels.append(yva)
+    z, p, method = matches_test(valid_preds, valid_labels, seed=seed)
+    valid_accs = [(pr == y).float().mean().item() for pr, y in zip(valid_preds, valid_labels)]
+    chances = [_accuracy_and_chance_of(pr, y) for pr, y in zip(valid_preds, valid_labels)]
     mean_valid_acc, mean_chance = sum(valid_accs) / repeats, sum(chances) / repeats
     fit_gap = sum(train_accs) / repeats - sum(train_chances) / repeats
-    z = (mean_valid_acc - mean_chance) / math.sqrt(max(mean_chance * (1 - mean_chance), 1e-12) / n)
-    p = _normal_sf(z)
     measured = dict(valid_acc=mean_valid_acc, chance=mean_chance, z=z, p_value=p, train_acc=sum(train_accs) / repeats,
                     valid_accs=[round(a, 4) for a in valid_accs], n_train=len(y_train), n_valid=len(y_valid), repeats=repeats,
                     steps=steps_run[0], near_copies=n_near)
-    sure = f"z = {z:.2f}, one-sided p = {p:.2g} over {repeats} scrambles x {len(y_valid)} validation items"
+    sure = f"z = {z:.2f}, one-sided p = {p:.2g} ({method}) over {repeats} scrambles x {len(y_valid)} validation items"
     power = f"; the copies trained {steps_run[0]} of the {steps} steps wanted, all its {budget:.1f} s budget allowed" if short else ''
+    if not full: power += f"; its budget read only the first {len(y_train)} training items"
     near_note = f" ({n_near} validation items are near copies of training items)" if n_near else ''
     if p < alpha and mean_valid_acc - mean_chance >= min_gap:
-        return CheckResult(name, 'failed', measured, threshold,
-                           f"Trained on labels scrambled at the source, fresh copies of the model score {mean_valid_acc:.4f} on validation "
-                           f"where chance is {mean_chance:.4f} ({sure}): validation items carry information from training items{near_note}.",
-                           "Split first, then oversample or augment; look for copies across the split with check_split_duplicates.")
-    if p < warn_alpha and mean_valid_acc > mean_chance:
+        claim = f"p = {p:.2g} < {alpha}, n = {repeats} x {len(y_valid)} validation predictions"
         return CheckResult(name, 'warning', measured, threshold,
                            f"Trained on labels scrambled at the source, fresh copies of the model score {mean_valid_acc:.4f} on validation "
-                           f"where chance is {mean_chance:.4f} ({sure}{power}): suggestive of a leak, not settled.",
-                           "Settle it with more `repeats` and `steps` (and budget); look for copies across the split with check_split_duplicates.")
+                           f"where chance is {mean_chance:.4f} ({sure}): validation items carry information from training items{near_note}.",
+                           "Split first, then oversample or augment; look for copies across the split with check_split_duplicates.", claim=claim)
     if fit_gap < min_fit:
         return CheckResult(name, 'skipped', measured, threshold,
                            f"inconclusive: the copies fit only {measured['train_acc']:.4f} of the scrambled training labels "
@@ -290,106 +356,259 @@ def check_label_leak(learn, # the Learner whose split is tested (on copies of it
 def _class_counts(y, n_classes):
     return torch.bincount(y, minlength=n_classes).tolist()
 
+def class_shares_test(train_counts:list, # items per class in training
+                      valid_counts:list, # items per class in validation
+                      n_perm:int=4999, # Monte Carlo draws when an expected count is below 5
+                      seed:int=0, # seed of the draws
+                     )->tuple:
+    "Test of homogeneity of the 2 x C table of class counts: `(chi-square statistic, p, method)`; exact Monte Carlo (the split's margins fixed) when an expected count is below 5"
+    import numpy as np
+    table = np.array([train_counts, valid_counts], dtype=float)
+    table = table[:, table.sum(0) > 0]
+    if table.shape[1] < 2 or min(table.sum(1)) == 0: return 0.0, 1.0, 'one class'
+    rows, cols, n = table.sum(1), table.sum(0), table.sum()
+    expected = np.outer(rows, cols) / n
+    def chi2_stat(valid): # valid: (..., C) counts of validation items per class
+        return ((cols - valid - expected[0]) ** 2 / expected[0]).sum(-1) + ((valid - expected[1]) ** 2 / expected[1]).sum(-1)
+    observed = float(chi2_stat(table[1]))
+    if expected.min() >= 5:
+        from scipy.stats import chi2
+        return observed, float(chi2.sf(observed, table.shape[1] - 1)), 'chi-square'
+    # a random split draws the validation items without replacement: their class counts are multivariate hypergeometric
+    draws = np.random.default_rng(seed).multivariate_hypergeometric(cols.astype(np.int64), int(rows[1]), size=n_perm)
+    p = (1 + int((chi2_stat(draws) >= observed - 1e-9).sum())) / (n_perm + 1)
+    return observed, p, f"Monte Carlo, {n_perm} draws"
+
+def _binom_sf(k, n, p):
+    "P(X >= k) for X ~ Binomial(n, p)"
+    from scipy.stats import binom
+    return float(binom.sf(k - 1, n, p))
+
 @register_check(60)
 def check_split_duplicates(learn, # the Learner whose training and validation items are compared
-                           max_shared:float=0.0, # largest share of validation items allowed to also be training items
-                           max_shift:float=0.1, # largest total-variation distance allowed between the splits' class shares
+                           max_shared:float=0.0, # largest share of validation items allowed to be copies (same input and target) of training items
+                           alpha:float=CHECK_ALPHA, # false-alarm rate of the statistical verdicts (class shares; copies in data that repeat by nature)
+                           inherent:float=0.05, # at least this share of training items whose input recurs in training with another target: the data repeats by nature (language models, n-grams)
                            n_examples:int=5, # example index pairs reported
-                           budget:float|None=None, # seconds for reading the items (None: all of them); fewer items are compared when short
+                           budget:float|None=None, # seconds for reading the items (None: all of them); short of all, a found copy still fails, anything else is skipped
                           )->CheckResult:
-    "Train/valid duplicates: hash every item the DataLoaders serve (after the pipeline); also compare the class balance of the splits"
+    "Train/valid copies: hash every item the DataLoaders serve (after the pipeline), inputs and targets; and test the class shares of the splits for homogeneity"
     name = 'check_split_duplicates'
-    threshold = f"<= {max_shared:.0%} of validation items also in training; class shares differ by <= {max_shift} (total variation)"
+    threshold = (f"copies (same input and target) <= {max_shared:.0%} of validation; where inputs recur with other targets within training, "
+                 f"copies above the training set's own repeat rate at p < {alpha}; class shares homogeneous at p < {alpha}")
     empty = _empty_split(learn, name, threshold)
     if empty is not None: return empty
     deadline = Deadline(budget)
-    try: (x_train, y_train), (x_valid, y_valid) = [served_items(learn, i, deadline=deadline) for i in (0, 1)]
+    try: (x_train, y_train, full_train), (x_valid, y_valid, full_valid) = [_read_items(learn, i, deadline=deadline) for i in (0, 1)]
     except RaggedItems as err: return CheckResult(name, 'skipped', {}, threshold, str(err))
-    n_all = _n_items(learn, 0), _n_items(learn, 1)
-    cut = len(x_train[0]) < n_all[0] or len(x_valid[0]) < n_all[1]
-    power = (f" (only the first {len(x_train[0])} of {n_all[0]} training and {len(x_valid[0])} of {n_all[1]} validation items "
-             f"were read in its {budget:.1f} s budget)") if cut else ''
-    train_hashes, valid_hashes = _item_hashes(x_train), _item_hashes(x_valid)
-    first_in_train = {}
-    for i, h in enumerate(train_hashes): first_in_train.setdefault(h, i)
-    shared = [(j, first_in_train[h]) for j, h in enumerate(valid_hashes) if h in first_in_train]
-    train_repeats = len(train_hashes) - len(first_in_train)
-    shared_pct = len(shared) / len(valid_hashes)
-    measured = dict(n_train=len(train_hashes), n_valid=len(valid_hashes), valid_in_train=len(shared),
-                    shared_pct=shared_pct, train_repeats=train_repeats)
+    complete = full_train and full_valid
+    cut = '' if complete else (f" (only the first {len(x_train[0])} training and {len(x_valid[0])} validation items, in dataset order, "
+                               f"were read in its {budget:.1f} s budget)")
+    train_inputs, valid_inputs = _item_hashes(x_train), _item_hashes(x_valid)
+    train_pairs, valid_pairs = _item_hashes(x_train + y_train), _item_hashes(x_valid + y_valid)
+    first_in_train, first_input = {}, {}
+    for i, (h, hi) in enumerate(zip(train_pairs, train_inputs)):
+        first_in_train.setdefault(h, i)
+        first_input.setdefault(hi, i)
+    shared = [(j, first_in_train[h]) for j, h in enumerate(valid_pairs) if h in first_in_train]
+    n_train, n_valid = len(train_pairs), len(valid_pairs)
+    repeats = repeat_structure(train_inputs, train_pairs)
+    measured = dict(n_train=n_train, n_valid=n_valid, valid_in_train=len(shared), shared_pct=len(shared) / n_valid,
+                    train_repeats=n_train - len(first_in_train),
+                    conflicting_labels=sum(h in first_input and valid_pairs[j] not in first_in_train for j, h in enumerate(valid_inputs)),
+                    **repeats)
+    examples = ', '.join(f"valid[{j}]=train[{i}]" for j, i in shared[:n_examples])
+    by_nature = repeats['train_conflicting'] >= inherent
+    if shared and by_nature: # the task repeats its inputs (and their targets) by nature: copies are a leak only above its own rate
+        p = _binom_sf(len(shared), n_valid, repeats['train_pair_repeats'])
+        measured['p_value'] = p
+        claim = f"p = {p:.2g} < {alpha}, n = {n_valid} validation items"
+        if p < alpha:
+            return CheckResult(name, 'warning', measured, threshold,
+                f"{len(shared)} of {n_valid} validation items ({measured['shared_pct']:.1%}) repeat a training item, input and target, e.g. {examples}; "
+                f"this data repeats by nature ({repeats['train_conflicting']:.0%} of training items recur with another target), but only "
+                f"{repeats['train_pair_repeats']:.1%} of training items recur within training ({claim}){cut}.",
+                "Split first, then oversample or augment; deduplicate before splitting.", claim=claim)
+    elif len(shared) / n_valid > max_shared:
+        return CheckResult(name, 'failed', measured, threshold,
+                           f"{len(shared)} of {n_valid} validation items ({measured['shared_pct']:.1%}) are byte-identical to "
+                           f"training items after the pipeline, inputs and targets, e.g. {examples}; validation scores on them measure memory, not generalization{cut}.",
+                           "Split first, then oversample or augment; drop the copies from the validation set (deduplicate before splitting).",
+                           claim='certain')
+    if not complete:
+        return CheckResult(name, 'skipped', measured, threshold,
+                           f"No copy among the items read, but its {budget:.1f} s budget read only {n_train} training and {n_valid} validation items "
+                           f"(the first, in dataset order): too few to say there are none, or to compare the class shares.",
+                           "Give it more time: learn.sanity_check(budget=...) or settings={'check_split_duplicates': {'budget': 30}}.")
+    note = (f" {measured['conflicting_labels']} validation inputs recur in training with another target (not copies)."
+            if measured['conflicting_labels'] else '')
+    note += (f" The data repeats by nature: {repeats['train_conflicting']:.0%} of training items recur in training with another target, and "
+            f"the {len(shared)} validation items that repeat a training item ({measured['shared_pct']:.1%}) are within its own repeat rate "
+            f"({repeats['train_pair_repeats']:.1%}, p = {measured['p_value']:.2g}).") if shared else ''
     ytr, yva = _class_labels(y_train), _class_labels(y_valid)
-    shift, missing = 0.0, []
-    if ytr is not None and yva is not None:
+    if by_nature: note += " Class shares are not compared: the targets of data that repeats by nature (next tokens) need no random split."
+    elif ytr is not None and yva is not None:
         n_classes = int(max(ytr.max(), yva.max())) + 1
         ctr, cva = _class_counts(ytr, n_classes), _class_counts(yva, n_classes)
         # oversampling repeats training items on purpose: the split's balance is that of the distinct items
-        distinct = ytr[sorted(first_in_train.values())] if train_repeats and len(ytr) == len(train_hashes) else ytr
+        distinct = ytr[sorted(first_in_train.values())] if measured['train_repeats'] else ytr
         cdi = _class_counts(distinct, n_classes)
-        shift = 0.5 * sum(abs(a / len(distinct) - b / len(yva)) for a, b in zip(cdi, cva))
-        missing = [c for c in range(n_classes) if (ctr[c] == 0) != (cva[c] == 0)]
-        measured.update(train_classes=ctr, valid_classes=cva, class_shift=shift)
+        stat, p, method = class_shares_test(cdi, cva)
+        measured.update(train_classes=ctr, valid_classes=cva, classes=sum((a + b) > 0 for a, b in zip(cdi, cva)),
+                        class_shift=0.5 * sum(abs(a / len(distinct) - b / n_valid) for a, b in zip(cdi, cva)), class_p=p)
         if distinct is not ytr: measured['train_classes_distinct'] = cdi
-        if shared: measured['conflicting_labels'] = sum(int(yva[j] != ytr[i]) for j, i in shared)
-    if shared_pct > max_shared:
-        examples = ', '.join(f"valid[{j}]=train[{i}]" for j, i in shared[:n_examples])
-        return CheckResult(name, 'failed', measured, threshold,
-                           f"{len(shared)} of {len(valid_hashes)} validation items ({shared_pct:.1%}) are byte-identical to "
-                           f"training items after the pipeline, e.g. {examples}; validation scores on them measure memory, not generalization{power}.",
-                           "Split first, then oversample or augment; drop the copies from the validation set (deduplicate before splitting).")
-    if missing or shift > max_shift:
-        what = f"classes {missing} appear in only one split" if missing else f"class shares differ by {shift:.1%} (total variation) between the splits"
-        if 'train_classes_distinct' in measured: what += f" (training counted once per distinct item: {measured['train_classes_distinct']})"
-        return CheckResult(name, 'warning', measured, threshold,
-                           f"No shared items, but {what}: train {measured['train_classes']}, valid {measured['valid_classes']}{power}.",
-                           "Use a stratified split (e.g. `TrainTestSplitter(stratify=labels)` or `split_per_class`).")
+        if p < alpha:
+            missing = [c for c in range(n_classes) if (cdi[c] == 0) != (cva[c] == 0)]
+            what = f"class shares differ by {measured['class_shift']:.1%} (total variation) between the splits"
+            if missing: what += f", classes {missing} appear in only one split"
+            if distinct is not ytr: what += f" (training counted once per distinct item: {cdi})"
+            claim = f"p = {p:.2g} < {alpha}, n_train = {len(distinct)}, n_valid = {n_valid}, {measured['classes']} classes ({method})"
+            return CheckResult(name, 'warning', measured, threshold,
+                               f"No copies, but {what}: train {ctr}, valid {cva}; a random split differs this much with probability {p:.2g} "
+                               f"(chi-square test of homogeneity, {method}).{note}",
+                               "Use a stratified split (e.g. `TrainTestSplitter(stratify=labels)` or `split_per_class`).", claim=claim)
+        note += f" Class shares are consistent with a random split (p = {p:.2g}, {measured['classes']} classes)."
     return CheckResult(name, 'passed', measured, threshold,
-                       f"No validation item is a copy of a training item ({len(valid_hashes)} validation, {len(train_hashes)} training items hashed){power}.")
+                       (f"No copies beyond the data's own repeats" if shared else "No validation item is a copy of a training item") +
+                       f" ({n_valid} validation, {n_train} training items hashed).{note}")
 
 # %% ../nbs/31_datachecks.ipynb #f54b031b
-def _channel_stats(x):
-    "Per-channel (dim 1) mean and std of a float batch `(N, C, ...)`; per-feature for `(N, F)`"
-    flat = x.float().transpose(0, 1).reshape(x.shape[1], -1)
-    return flat.mean(1), flat.std(1)
+from torch.nn.modules.batchnorm import _BatchNorm
+from torch.nn.modules.instancenorm import _InstanceNorm
+_NORM_LAYERS = (_BatchNorm, _InstanceNorm, nn.LayerNorm, nn.GroupNorm)
+
+def _sampled_inputs(learn, max_items:int, deadline:Deadline)->tuple:
+    "`(inputs, complete)`: the inputs of shuffled training batches (a random sample of items, augmentation included) until `max_items` or `deadline`; `complete` when the whole training set was read"
+    n_inp = _n_inp(learn.dls)
+    batches, seen, complete = [], 0, True
+    with preserve_rng(learn.dls):
+        dl = learn.dls.train
+        try: dl = dl.new(shuffle=True, drop_last=False)
+        except Exception: dl = dl.new()
+        for b in dl:
+            batches.append([_plain(t) for t in b[:n_inp]])
+            seen += len(batches[-1][0])
+            if seen >= max_items or deadline.expired:
+                complete = False
+                break
+    if not batches: return [], True
+    inputs = []
+    for i in range(len(batches[0])):
+        try: inputs.append(torch.cat([b[i] for b in batches])[:max_items])
+        except RuntimeError: inputs.append(batches[0][i]) # batches padded to different shapes: no channel statistics across them
+    return inputs, complete and seen < max_items
+
+def _first_consumers(learn, xs)->dict:
+    "For each input tensor in `xs`, the first leaf module of (a copy of) the model that receives it as is"
+    model = copy_model(learn.model).eval()
+    device = next(iter(model.parameters()), torch.empty(0)).device
+    xs = [x[:8].to(device) for x in xs]
+    first = {}
+    def pre_hook(m, args):
+        for a in args:
+            for i, x in enumerate(xs):
+                if a is x: first.setdefault(i, m)
+    handles = [m.register_forward_pre_hook(pre_hook) for m in model.modules() if not list(m.children())]
+    try:
+        with preserve_rng(learn.dls), torch.no_grad(): model(*xs)
+    except Exception: pass # the statistics are judged without knowing the model's first layer
+    finally:
+        for h in handles: h.remove()
+    return first
+
+def channel_bounds(x:torch.Tensor, # float inputs `(N, C, ...)` (per channel) or `(N, F)` (per feature)
+                   alpha:float=CHECK_ALPHA, # false-alarm rate of all the bounds together (Bonferroni over channels, mean and std)
+                  )->dict:
+    "Per-channel mean and std of `x`, with confidence bounds from the spread between items: `mean`, `std`, `abs_mean_low`, `abs_mean_high`, `std_low`, `std_high`"
+    from statistics import NormalDist
+    x = x.double()
+    m = x.flatten(2).mean(2) if x.ndim > 2 else x # per item and channel
+    q = (x * x).flatten(2).mean(2) if x.ndim > 2 else x * x
+    n, c = m.shape
+    mean, var = m.mean(0), (q.mean(0) - m.mean(0) ** 2).clamp_min(0)
+    z = NormalDist().inv_cdf(1 - alpha / (4 * c))
+    se_mean = m.std(0) / math.sqrt(n) if n > 1 else torch.full_like(mean, math.inf)
+    se_var = (q - 2 * mean * m).std(0) / math.sqrt(n) if n > 1 else torch.full_like(mean, math.inf)
+    return dict(mean=mean, std=var.sqrt(), abs_mean_low=(mean.abs() - z * se_mean).clamp_min(0), abs_mean_high=mean.abs() + z * se_mean,
+                std_low=(var - z * se_var).clamp_min(0).sqrt(), std_high=(var + z * se_var).sqrt(), n=n, z=z)
 
 @register_check(70)
-def check_input_normalization(learn, # the Learner whose training batches are measured
-                              max_abs_mean:float=0.25, # largest |mean| of a channel, in units of max(1, its std), that counts as centred
-                              std_range:tuple=(0.25, 4.0), # range of a channel's std that counts as unit scale
-                              n_batches:int=4, # training batches measured
-                              budget:float|None=None, # seconds (unused: a few batches)
+def check_input_normalization(learn, # the Learner whose training inputs are measured
+                              max_abs_mean:float=0.25, # |mean| of a channel, in units of max(1, its std), above which it is not centred: info
+                              std_range:tuple=(0.25, 4.0), # a channel's std outside this range is not unit scale: info
+                              far_mean:float=4.0, # |mean| above this x max(1, std) is far off (0-255 pixels): warning, unless the model's first layer normalizes
+                              far_std:float=16.0, # std above this is far off (raw pixels, features in the thousands): warning, unless the model's first layer normalizes
+                              max_items:int=1024, # training items sampled (shuffled batches, after the pipeline)
+                              min_items:int=16, # fewer items read (and not the whole training set): skipped
+                              alpha:float=CHECK_ALPHA, # false-alarm rate of the confidence bounds on the means and stds
+                              budget:float|None=None, # seconds for reading the items (None: `max_items` of them)
                              )->CheckResult:
-    "Input normalization: per-channel mean and std of training batches after the pipeline, judged against (0, 1)"
+    "Input normalization: per-channel mean and std of the training inputs after the pipeline, bounded from a sample and judged against (0, 1)"
     name = 'check_input_normalization'
-    with preserve_rng(learn.dls):
-        dl = learn.dls.train.new()
-        batches = []
-        for b in dl:
-            batches.append([_plain(t) for t in b[:_n_inp(learn.dls)]])
-            if len(batches) >= n_batches: break
-    threshold = f"per channel |mean| <= {max_abs_mean} x max(1, std) and std in [{std_range[0]}, {std_range[1]}]; not raw [0, 1] pixels"
-    float_inputs = [i for i, x in enumerate(batches[0]) if x.is_floating_point() and x.ndim >= 2] if batches else []
+    threshold = (f"far off (|mean| > {far_mean} x max(1, std) or std > {far_std}) into a model whose first layer does not normalize: warning; "
+                 f"|mean| > {max_abs_mean} x max(1, std) or std outside {list(std_range)}: info; judged on {1 - alpha:.1%} confidence bounds")
+    inputs, complete = _sampled_inputs(learn, max_items, Deadline(budget))
+    float_inputs = [i for i, x in enumerate(inputs) if x.is_floating_point() and x.ndim >= 2 and x.shape[1] > 0]
     if not float_inputs:
         return CheckResult(name, 'skipped', {}, threshold, "No floating-point input with a batch and a channel dimension to measure (ids, tokens or categories only).")
-    measured, problems, fixes = {}, [], []
+    n = len(inputs[float_inputs[0]])
+    if n < min_items and not complete:
+        return CheckResult(name, 'skipped', dict(n_items=n), threshold,
+                           f"Its {budget:.1f} s budget read only {n} training items, too few to bound the inputs' mean and std.",
+                           "Give it more time: learn.sanity_check(budget=...) or settings={'check_input_normalization': {'budget': 10}}.")
+    consumers = _first_consumers(learn, inputs)
+    measured, warnings_, notes, fixes, undecided = dict(n_items=n, whole_training_set=complete), [], [], [], []
     for i in float_inputs:
-        x = torch.cat([b[i] for b in batches])
-        mean, std = _channel_stats(x)
-        label = f"input {i}" if len(batches[0]) > 1 else "input"
-        measured[f'{label} mean'] = [round(v, 4) for v in mean.tolist()]
-        measured[f'{label} std'] = [round(v, 4) for v in std.tolist()]
-        off = [c for c in range(len(mean)) if abs(mean[c]) > max_abs_mean * max(1.0, std[c].item()) or not std_range[0] <= std[c] <= std_range[1]]
-        unit_range = bool(x.min() >= 0 and x.max() <= 1 and mean.mean() > 0.05)
-        if not off and not unit_range: continue
-        worst = max(off or range(len(mean)), key=lambda c: abs(mean[c]) + abs(math.log(max(std[c].item(), 1e-12))))
-        what = "lies in [0, 1], unnormalized" if unit_range else "is far from mean 0, std 1"
-        problems.append(f"{label} {what}: channel {worst} has mean {mean[worst]:.3f}, std {std[worst]:.3f} "
-                        f"({len(off)} of {len(mean)} channels outside |mean|<={max_abs_mean} x max(1, std), std in {list(std_range)})")
-        stats = ([round(v, 4) for v in mean.tolist()], [round(v, 4) for v in std.tolist()])
-        fixes.append(f"{'N' if not fixes else 'n'}ormalize {label} with its training statistics: `batch_tfms=Normalize.from_stats({stats[0]}, {stats[1]})` "
-                     f"(or `Normalize()` to compute them from a batch), or standardize the tensors before building the DataLoaders")
-    if problems:
-        return CheckResult(name, 'warning', measured, threshold, '; '.join(problems) + ". Unscaled inputs slow training and make learning rates hard to choose.", '; '.join(fixes) + '.')
-    return CheckResult(name, 'passed', measured, threshold, f"Every input channel has |mean|<={max_abs_mean} x max(1, std) and std in {list(std_range)} after the pipeline.")
+        x = inputs[i]
+        bounds = channel_bounds(x, alpha)
+        label = f"input {i}" if len(inputs) > 1 else "input"
+        unit = 'channel' if x.ndim > 2 else 'feature'
+        mean, std = bounds['mean'].float(), bounds['std'].float()
+        measured[f'{label} mean'] = [round(v, 4) for v in mean.tolist()] if len(mean) <= 16 else f"{len(mean)} {unit}s, from {mean.min():.3g} to {mean.max():.3g}"
+        measured[f'{label} std'] = [round(v, 4) for v in std.tolist()] if len(std) <= 16 else f"{len(std)} {unit}s, from {std.min():.3g} to {std.max():.3g}"
+        live = bounds['std_high'] > 1e-8 # constant features (always-black border pixels) carry nothing to normalize
+        scale_high = bounds['std_high'].clamp_min(1)
+        far = live & ((bounds['abs_mean_low'] > far_mean * scale_high) | (bounds['std_low'] > far_std))
+        off = live & ((bounds['abs_mean_low'] > max_abs_mean * scale_high) | (bounds['std_high'] < std_range[0]) | (bounds['std_low'] > std_range[1]))
+        maybe_far = live & ~far & ((mean.abs() > far_mean * std.clamp_min(1)) | (std > far_std))
+        if maybe_far.any(): undecided.append(f"{label}: {int(maybe_far.sum())} {unit}s")
+        if not off.any(): continue
+        picked = far if far.any() else off
+        worst = sorted(torch.nonzero(picked).flatten().tolist(), key=lambda c: -(abs(mean[c]) + abs(math.log(max(std[c].item(), 1e-12)))))[:3]
+        worst_text = ', '.join(f"{unit} {c} mean {mean[c]:.3g} std {std[c]:.3g}" for c in worst)
+        unit_range = bool(x.min() >= 0 and x.max() <= 1)
+        normalizes = isinstance(consumers.get(i), _NORM_LAYERS)
+        what = "lies in [0, 1]" if unit_range else ("is far from mean 0, std 1" if far.any() else "is not standardized")
+        text = (f"{label} {what}: {int(picked.sum())} of {len(mean)} {unit}s {'far ' if far.any() else ''}outside "
+                f"|mean| <= {far_mean if far.any() else max_abs_mean} x max(1, std), std {'<= ' + str(far_std) if far.any() else 'in ' + str(list(std_range))}"
+                f"{' (' + str(int((~live).sum())) + ' constant ' + unit + 's left out)' if (~live).any() else ''}; worst: {worst_text}")
+        if far.any() and not normalizes: warnings_.append(text)
+        else: notes.append(text + (f"; the model's first layer {type(consumers[i]).__name__} normalizes it" if normalizes else ''))
+        if len(mean) <= 8:
+            fixes.append(f"normalize {label} with its training statistics: `batch_tfms=Normalize.from_stats({[round(v, 4) for v in mean.tolist()]}, "
+                         f"{[round(v, 4) for v in std.tolist()]})`")
+        else:
+            fixes.append(f"standardize {label}'s {len(mean)} {unit}s with their training statistics (tabular: `procs=[Normalize]`; tensors: "
+                         f"`(x - x_train.mean(0)) / x_train.std(0)` before building the DataLoaders)")
+    sample = f"n = {n} training items" + (' (all of them)' if complete else ' (a random sample)')
+    fix = '; '.join(fixes)
+    fix = fix[:1].upper() + fix[1:] + '.' if fix else ''
+    if warnings_:
+        claim = 'certain' if complete else f"{1 - alpha:.1%} confidence bounds, {sample}"
+        return CheckResult(name, 'warning', measured, threshold, '; '.join(warnings_ + notes) + f" ({sample}). Inputs this far off slow training "
+                           "and make learning rates hard to choose.", fix, claim=claim)
+    if undecided:
+        return CheckResult(name, 'skipped', measured, threshold,
+                           f"Some inputs look far off but {sample} cannot bound them ({'; '.join(undecided)}).",
+                           "Give it more items: settings={'check_input_normalization': {'max_items': 4096}}, or more budget.")
+    if notes:
+        return CheckResult(name, 'info', measured, threshold,
+                           '; '.join(notes) + f" ({sample}). Networks with BatchNorm train fine on such inputs, and fastai's vision_learner "
+                           "adds a Normalize only with pretrained weights (their statistics); standardizing still helps plain networks.",
+                           fix, claim='certain' if complete else f"{1 - alpha:.1%} confidence bounds, {sample}")
+    return CheckResult(name, 'passed', measured, threshold,
+                       f"No input channel is off mean 0, std 1 by more than |mean| <= {max_abs_mean} x max(1, std) and std in "
+                       f"{list(std_range)} allow, within {1 - alpha:.1%} confidence bounds ({sample}).")
 
 # %% ../nbs/31_datachecks.ipynb #7d1a65a3
 def _off_diagonal(out, inputs, rows):
