@@ -3,7 +3,7 @@
     get_y=using_attr(RegexLabeller(r'(.+)_\\d+.jpg$'), 'name'), item_tfms=Resize(460), batch_tfms=aug_transforms(size=224, min_scale=0.75))`,
 `dls = pets.dataloaders(path/"images")`, `learn = vision_learner(dls, resnet34, metrics=error_rate)`, `lr_min,lr_steep = learn.lr_find(suggest_funcs=(minimum, steep))`,
 `learn.fit_one_cycle(3, 3e-3)`, `learn.unfreeze()`, `learn.fit_one_cycle(6, lr_max=1e-5)`.
-Offline: synthetic PETS (8 breeds, 48 px), Resize(64)/aug size 48, pretrained=False, bs=16, 1 epoch each. Healthy."""
+Offline: synthetic PETS (8 breeds, 32 px), Resize(40)/aug size 32, pretrained=False, bs=16, 1 epoch each. Healthy."""
 from fastai.vision.all import *
 import synth
 
@@ -13,8 +13,8 @@ pets = DataBlock(blocks = (ImageBlock, CategoryBlock),
                  get_items=get_image_files,
                  splitter=RandomSplitter(seed=42),
                  get_y=using_attr(RegexLabeller(r'(.+)_\d+.jpg$'), 'name'),
-                 item_tfms=Resize(64),
-                 batch_tfms=aug_transforms(size=48, min_scale=0.75))
+                 item_tfms=Resize(40),
+                 batch_tfms=aug_transforms(size=32, min_scale=0.75))
 dls = pets.dataloaders(path/"images", bs=16)
 learn = vision_learner(dls, resnet34, metrics=error_rate, pretrained=False)
 lr_min,lr_steep = learn.lr_find(suggest_funcs=(minimum, steep))

@@ -26,7 +26,7 @@ def _image(label:int, n_classes:int, size:int, rng, mode='RGB'):
     img = Image.fromarray(base.clip(0, 255).astype(np.uint8))
     return img.convert('L') if mode == 'L' else img
 
-def pets(n_per_breed=12, size=48, breeds=PET_BREEDS, seed=0):
+def pets(n_per_breed=10, size=32, breeds=PET_BREEDS, seed=0):
     "URLs.PETS: `images/` of files named `<breed>_<n>.jpg`, cats capitalised (the book's `is_cat`)"
     path = ROOT / 'oxford-iiit-pet'
     if (path / 'images').exists(): return path
@@ -182,11 +182,11 @@ _WORDS = {'pos': 'great wonderful superb moving brilliant fun loved touching'.sp
           'neg': 'boring awful dull terrible waste bad hated clumsy'.split()}
 _FILLER = 'the movie film a it was and this of plot actor scene story i to watch is'.split()
 
-def _review(label, rng, n_words=40):
+def _review(label, rng, n_words=25):
     words = [rng.choice(_WORDS[label]) if rng.random() < 0.2 else rng.choice(_FILLER) for _ in range(n_words)]
     return ' '.join(words).capitalize() + '.'
 
-def imdb(n_per=30, seed=0):
+def imdb(n_per=16, seed=0):
     "URLs.IMDB (or IMDB_SAMPLE's folder form): `train/{pos,neg}`, `test/{pos,neg}` and `unsup/` of text files"
     path = ROOT / 'imdb'
     if path.exists(): return path
