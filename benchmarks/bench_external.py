@@ -29,7 +29,9 @@ def finding_check(f:dict) -> str:
     "The check a finding comes from: its `check` field when the record has one, else the sanity check named in the message, else the guard"
     if f.get('check'): return f['check']
     m = SANITY.search(f.get('message', ''))
-    return m.group(1) if m else (f.get('guard') or f.get('kind') or '?')
+    if m: return m.group(1)
+    guard, kind = f.get('guard') or '?', f.get('kind') or ''
+    return f'{guard}/{kind}' if kind and kind != guard else guard
 
 def finding_level(f:dict) -> str:
     m = SANITY.search(f.get('message', ''))
@@ -37,7 +39,7 @@ def finding_level(f:dict) -> str:
     return '/'.join(o for o in (f.get('level') or f.get('severity'), verdict) if o)
 
 def message_head(f:dict, n=150) -> str:
-    msg = f.get('message', '')
+    msg = f.get('message') or ' '.join(str(f[k]) for k in ('path', 'evidence') if f.get(k))
     m = SANITY.search(msg)
     if m: msg = msg[m.end():].lstrip(' :') # the part after "Learner #1 (X): sanity check 'name' failed before the first fit:"
     msg = re.sub(r'^before the first fit:\s*', '', msg)
@@ -74,7 +76,7 @@ def report(records:list) -> dict:
         checks = set()
         for f in rec.get('findings', []):
             check = finding_check(f)
-            checks.add(check)
+            if (f.get('level') or f.get('severity')) != 'info': checks.add(check) # an info note is no alarm (exit 0)
             print(f"{'':<58}{check} ({finding_level(f)}): {message_head(f)}")
         if is_healthy(name):
             false_alarms.update(checks)
@@ -88,7 +90,8 @@ def report(records:list) -> dict:
     if caught:
         # a bug counts as caught by the checks that fire on it and not on its fixed twin (tt2_fixed_*): a false alarm that
         # fires on both is no catch
-        twin_checks = {Path(r['path']).name: {finding_check(f) for f in r.get('findings', [])} for r in records}
+        twin_checks = {Path(r['path']).name: {finding_check(f) for f in r.get('findings', []) if (f.get('level') or f.get('severity')) != 'info'}
+                       for r in records}
         for name, checks in caught.items():
             twin = name.replace('tt2_bug_', 'tt2_fixed_')
             caught[name] = sorted(checks - twin_checks.get(twin, set()))
@@ -103,7 +106,9 @@ def main(argv=None):
     parser.add_argument('--workers', type=int, default=2)
     parser.add_argument('--sanity-budget', type=float, default=None, help="the check command's --sanity-budget (default: its own)")
     parser.add_argument('--json', help='also write the per-file records and the counts here')
+    parser.add_argument('--from-json', help='print the tables of an earlier --json file instead of running')
     args = parser.parse_args(argv)
+    if args.from_json: return report(json.loads(Path(args.from_json).read_text())['files'])
     files = scripts(args.files)
     status, data, seconds = run_check(files, args.workers, args.sanity_budget)
     counts = report(data['files'])

@@ -3,10 +3,13 @@
 one of torchtest2's planted bugs that the checks already catch. The full corpus, with the false-alarm table, is
 `python benchmarks/bench_external.py`.
 
-Before the calibration fixes of issue 16 (measured 2026-12-01 on branch calib), the healthy scripts below exited 1:
-- tt2_fixed_08_overconfident_init.py and fastbook_04_mnist_basics_simple_net.py: check_split_duplicates warned
-  "class shares differ by 14.1% (total variation) between the splits" on an unstratified random split (no test, no alpha);
-- fastai_test_utils_synth_learner.py: see bench_external's table.
+Before the calibration fixes of issue 16 (benchmarks/results/external_before.txt, measured 2026-12-01 on branch calib):
+- tt2_fixed_08_overconfident_init.py: FAILS today (exit 1): check_split_duplicates warns "class shares differ by 14.1%
+  (total variation) between the splits" on an unstratified random split of a 10-class problem (no test, no alpha);
+- fastbook_04_mnist_basics_simple_net.py: FAILS today (exit 1): check_overfit_one_batch says the book's mnist_loss run
+  "stalled" (0.478 -> 0.251 in 100 steps at lr=0.1; the loss is bounded in [0, 1] and saturates), and
+  check_input_normalization warns on the book's [0, 1] pixels;
+- fastai_test_utils_synth_learner.py: passes today (exit 0).
 They assert what SHOULD hold: exit 0 on healthy code."""
 import pytest
 from pathlib import Path

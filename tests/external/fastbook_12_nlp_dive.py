@@ -4,7 +4,7 @@
 `def group_chunks(ds, bs): ...`, `sl = 16`, `seqs = L((tensor(nums[i:i+sl]), tensor(nums[i+1:i+sl+1])) for i in range(0,len(nums)-sl-1,sl))`,
 `dls = DataLoaders.from_dsets(group_chunks(seqs[:cut], bs), group_chunks(seqs[cut:], bs), bs=bs, drop_last=True, shuffle=False)`,
 `class LMModel7(Module): ... (tied weights, dropout, returns self.h_o(self.drop(raw)),raw,out)`,
-`learn = Learner(dls, LMModel7(len(vocab), 64, 2, 0.5), CrossEntropyLossFlat(), metrics=accuracy, cbs=[ModelResetter, RNNRegularizer(alpha=2, beta=1)])`,
+`learn = TextLearner(dls, LMModel7(len(vocab), 64, 2, 0.4), loss_func=CrossEntropyLossFlat(), metrics=accuracy)` (TextLearner adds ModelResetter, RNNCallback and RNNRegularizer(alpha=2, beta=1)),
 `learn.fit_one_cycle(15, 1e-2, wd=0.1)`.
 Offline: a synthetic HUMAN_NUMBERS train.txt (1..600 in words), fit_one_cycle(1, 1e-2, wd=0.1). Healthy: should raise nothing."""
 from fastai.text.all import *
@@ -45,6 +45,5 @@ class LMModel7(Module):
         return self.h_o(out),raw,out
     def reset(self):
         for h in self.h: h.zero_()
-learn = Learner(dls, LMModel7(len(vocab), 64, 2, 0.5), CrossEntropyLossFlat(), metrics=accuracy,
-                cbs=[ModelResetter, RNNRegularizer(alpha=2, beta=1)])
+learn = TextLearner(dls, LMModel7(len(vocab), 64, 2, 0.4), loss_func=CrossEntropyLossFlat(), metrics=accuracy)
 learn.fit_one_cycle(1, 1e-2, wd=0.1)
