@@ -1,0 +1,32 @@
+"""torchtest2 README bug 5, "The attention mask is ignored": a text classifier gets (input_ids, attention_mask) and
+averages the embeddings of the padding too; the mask never reaches the output.
+SHOULD BE CAUGHT: input dependency (input 2, attention_mask, has no influence on the output)."""
+import torch
+from torch import nn
+from fastai.learner import Learner
+from fastai.losses import CrossEntropyLossFlat
+from fastai.metrics import accuracy
+from fastai.torch_core import set_seed
+import tt2_data
+
+class TextClassifier(nn.Module):
+    def __init__(self, vocab=1000, dim=32, classes=3):
+        super().__init__()
+        self.emb = nn.Embedding(vocab, dim, padding_idx=0)
+        self.head = nn.Linear(dim, classes)
+    def forward(self, input_ids, attention_mask):
+        h = self.emb(input_ids)
+        return self.head(h.mean(dim=1))  # BUG: padding is averaged in
+
+set_seed(0)
+g = torch.Generator().manual_seed(0)
+n = 400
+ids = torch.randint(1, 1000, (n, 20), generator=g)
+lengths = torch.randint(5, 21, (n,), generator=g)
+mask = (torch.arange(20)[None] < lengths[:, None]).long()
+ids[mask == 0] = 0
+labels = (ids * mask).remainder(3).sum(1).remainder(3)  # a label that depends on the unpadded tokens
+dls = tt2_data.loaders(ids, mask, labels)
+dls.n_inp = 2
+learn = Learner(dls, TextClassifier(), loss_func=CrossEntropyLossFlat(), metrics=accuracy)
+learn.fit(2, 1e-2)

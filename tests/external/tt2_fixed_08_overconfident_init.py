@@ -1,0 +1,17 @@
+"""torchtest2 README bug 8, fixed: the default initialisation. Healthy."""
+from torch import nn
+import torch
+import torch.nn.functional as F
+from fastai.learner import Learner
+from fastai.losses import CrossEntropyLossFlat
+from fastai.metrics import accuracy
+from fastai.optimizer import SGD
+from fastai.torch_core import set_seed, params
+import tt2_data
+
+set_seed(0)
+dls = tt2_data.loaders(*tt2_data.classification())
+model = nn.Sequential(nn.Linear(32, 256), nn.ReLU(), nn.Linear(256, 10))
+# the default initialisation
+learn = Learner(dls, model, loss_func=CrossEntropyLossFlat(), metrics=accuracy)
+learn.fit(2, 1e-3)

@@ -1,0 +1,33 @@
+"""A small CI sample of tests/external/ (code written elsewhere, run offline on synthetic data in the datasets' real layouts):
+`fastai-paranoid check` must exit 0 on healthy scripts from the fastai book and fastai's own test fixture, and exit 1 on
+one of torchtest2's planted bugs that the checks already catch. The full corpus, with the false-alarm table, is
+`python benchmarks/bench_external.py`.
+
+Before the calibration fixes of issue 16 (benchmarks/results/external_before.txt, measured 2026-12-01 on branch calib):
+- tt2_fixed_08_overconfident_init.py: FAILS today (exit 1): check_split_duplicates warns "class shares differ by 14.1%
+  (total variation) between the splits" on an unstratified random split of a 10-class problem (no test, no alpha);
+- fastbook_04_mnist_basics_simple_net.py: FAILS today (exit 1): check_overfit_one_batch says the book's mnist_loss run
+  "stalled" (0.478 -> 0.251 in 100 steps at lr=0.1; the loss is bounded in [0, 1] and saturates), and
+  check_input_normalization warns on the book's [0, 1] pixels;
+- fastai_test_utils_synth_learner.py: passes today (exit 0).
+They assert what SHOULD hold: exit 0 on healthy code."""
+import pytest
+from pathlib import Path
+from cli_helpers import command
+
+EXTERNAL = Path(__file__).resolve().parent / 'external'
+
+HEALTHY = ['tt2_fixed_08_overconfident_init.py',   # torchtest2 gallery bug 8's fixed twin: a default-initialised MLP
+           'fastbook_04_mnist_basics_simple_net.py',  # the book's mnist_loss (sigmoid inside the loss, targets (n, 1)), SGD
+           'fastai_test_utils_synth_learner.py']   # fastai's own test fixture: a*x+b on 10 points
+
+@pytest.mark.parametrize('script', HEALTHY)
+def test_healthy_external_script_exits_0(script):
+    res = command('check', str(EXTERNAL / script), cwd=EXTERNAL, timeout=120)
+    assert res.returncode == 0, f"{script} is healthy, yet `fastai-paranoid check` exited {res.returncode}:\n{res.stdout[-3000:]}"
+
+def test_overconfident_init_is_caught():
+    "torchtest2 gallery bug 8: the last layer initialised with std 1 -- check_loss_at_init fails it (loss 3.5 x ln(10))"
+    res = command('check', str(EXTERNAL / 'tt2_bug_08_overconfident_init.py'), cwd=EXTERNAL, timeout=120)
+    assert res.returncode == 1, res.stdout[-3000:]
+    assert 'check_loss_at_init' in res.stdout
