@@ -290,8 +290,8 @@ SCENARIOS = [
     Scenario('validation rows copied from training', lambda s: _tabular(s, valid='copies'), bug='check_split_duplicates', family='tabular'),
     Scenario('validation images near-copies of training', lambda s: _image_learner(s, small_image_net, leak='near-copies'),
              bug='check_label_leak', family='vision'),
-    Scenario('vision resnet18 without Normalize', lambda s: _vision(s, resnet18, normalize=False), bug='check_input_normalization',
-             family='vision', slow=True, budget=20),
+    Scenario('vision resnet18, [0, 1] pixels (no Normalize)', lambda s: _vision(s, resnet18, normalize=False), # fastai's default without
+             family='vision', slow=True, budget=20), # pretrained weights: a BatchNorm network trains fine on it, an info note
     Scenario('BatchNorm without running stats', lambda s: _image_learner(s, lambda: nn.Sequential(small_image_net()[0], nn.BatchNorm1d(64, track_running_stats=False), nn.Linear(64, 3))),
              bug='check_batch_independence', family='vision'),
     Scenario('flatten across the batch in forward', lambda s: _image_learner(s, lambda: FlattenAcrossBatch(*small_image_net())),
