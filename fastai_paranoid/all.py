@@ -9,6 +9,7 @@ from .bn import *
 from .presets import *
 from .leaks import *
 from .paranoid import *
+from .collect import *
 from .checks import *
 from .datachecks import *
 from .guards import *

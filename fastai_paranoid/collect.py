@@ -8,11 +8,11 @@ import contextlib, html, os, re, shutil, textwrap, warnings
 from dataclasses import dataclass, field
 # Light on purpose: the command's parent process renders findings with this module without importing torch or fastai;
 # the guards (core, leaks, paranoid) are imported by the functions that collect, which run where the checked code runs.
-LEVELS = ('error', 'warning', 'info') # `core.LEVELS`, read here without importing torch
+_LEVELS = ('error', 'warning', 'info') # `core.LEVELS`, read here without importing torch
 
 # %% auto #0
-__all__ = ['LEVELS', 'FAIL_ON', 'terminal_width', 'render_finding', 'github_annotation', 'Place', 'FindingData',
-           'finding_from_dict', 'fail_levels', 'Findings', 'collect_findings']
+__all__ = ['FAIL_ON', 'terminal_width', 'render_finding', 'github_annotation', 'Place', 'FindingData', 'finding_from_dict',
+           'fail_levels', 'Findings', 'collect_findings']
 
 # %% ../nbs/21a_collect.ipynb #33a4ff7c
 def terminal_width(width:int|None=None)->int:
@@ -113,10 +113,10 @@ def fail_levels(fail_on:str|tuple|None='warning', # the lowest level that counts
     "The levels that count as problems: 'warning' means error and warning, 'info' every finding, 'error' errors only"
     if fail_on is None: return FAIL_ON
     if isinstance(fail_on, str):
-        if fail_on not in LEVELS: raise ValueError(f"fail_on={fail_on!r} is not one of {', '.join(map(repr, LEVELS))}.")
-        return LEVELS[:LEVELS.index(fail_on) + 1]
-    bad = [l for l in fail_on if l not in LEVELS]
-    if bad: raise ValueError(f"fail_on: {bad} are not levels; use some of {LEVELS}.")
+        if fail_on not in _LEVELS: raise ValueError(f"fail_on={fail_on!r} is not one of {', '.join(map(repr, _LEVELS))}.")
+        return _LEVELS[:_LEVELS.index(fail_on) + 1]
+    bad = [l for l in fail_on if l not in _LEVELS]
+    if bad: raise ValueError(f"fail_on: {bad} are not levels; use some of {_LEVELS}.")
     return tuple(fail_on)
 
 class Findings:
@@ -170,7 +170,7 @@ class Findings:
     def _headline(self, name):
         records = self.all
         if not records: return f"fastai-paranoid: no findings in {name}"
-        counts = ', '.join(f"{len(self.having(l))} {l}{'s' if len(self.having(l)) != 1 else ''}" for l in LEVELS if self.having(l))
+        counts = ', '.join(f"{len(self.having(l))} {l}{'s' if len(self.having(l)) != 1 else ''}" for l in _LEVELS if self.having(l))
         return f"fastai-paranoid: {self.problems} problem(s) found in {name} ({counts})"
     def _refusals(self):
         return "fastai-paranoid: the checked code tried to switch guards off; they stayed on:\n" + '\n'.join(f"  {r}" for r in self.refused)
