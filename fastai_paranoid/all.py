@@ -11,6 +11,7 @@ from .leaks import *
 from .paranoid import *
 from .checks import *
 from .datachecks import *
+from .modelchecks import *
 from .guards import *
 from .distributed import *
 from .checkrun import *

@@ -793,3 +793,5 @@ def sanity_check(self:Learner,
                 emit(f"{r.name} {r.verdict}: {r.message} {r.fix}", SanityCheckWarning, stacklevel=2)
     if on_fail == 'raise' and report.failed: raise SanityCheckError(report)
     return report
+
+from . import modelchecks # registers the model checks (11-14); imported last, as it builds on this module
