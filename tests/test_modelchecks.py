@@ -241,3 +241,25 @@ def test_the_command_reports_a_replaced_head(tmp_path):
     out = command('check', '--n-workers', '1', str(SCRIPTS / 'replaced_head.py'), cwd=tmp_path)
     assert out.returncode == 1, out.stdout + out.stderr
     assert re.search(sanity('check_optimizer_coverage') + r".*never train", out.stdout), out.stdout
+
+def test_optimizer_coverage_through_torch_optimizers():
+    "fastai's OptimWrapper around a torch optimizer: built by the Learner (passes, then a replaced head fails), or built by the user for another model"
+    from functools import partial
+    from fastai.optimizer import OptimWrapper
+    learn = Learner(features_dls(), mlp(), loss_func=nn.CrossEntropyLoss(), opt_func=partial(OptimWrapper, opt=torch.optim.AdamW))
+    assert mc.check_optimizer_coverage(learn).verdict == 'passed'
+    learn.create_opt()
+    learn.model[-1] = nn.Linear(32, 2)
+    assert mc.check_optimizer_coverage(learn).measured == {'trainable': 4, 'held': 4, 'missing': 2, 'foreign': 2, 'frozen_held': 0}
+    built = OptimWrapper(opt=torch.optim.SGD(mlp().parameters(), lr=0.1)) # for another instance of the model
+    res = mc.check_optimizer_coverage(Learner(features_dls(), mlp(), loss_func=nn.CrossEntropyLoss(), opt_func=built))
+    assert res.verdict == 'failed' and res.measured['missing'] == 4 and res.measured['foreign'] == 4
+
+def test_loss_parameters_are_not_foreign():
+    "A loss with its own parameters, given to the optimizer by the splitter, is trained on purpose"
+    class Scaled(nn.Module):
+        def __init__(self): super().__init__(); self.log_t = nn.Parameter(torch.zeros(()))
+        def forward(self, pred, y): return nn.functional.cross_entropy(pred * self.log_t.exp(), y)
+    loss = Scaled()
+    learn = Learner(features_dls(), mlp(), loss_func=loss, splitter=lambda m: [params(m), [loss.log_t]])
+    assert mc.check_optimizer_coverage(learn).verdict == 'passed'
