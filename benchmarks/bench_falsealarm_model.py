@@ -101,7 +101,7 @@ def main(n=120):
     warnings.simplefilter('ignore')
     names, weights = list(FAMILIES), np.array([w for _, w in FAMILIES.values()], dtype=float)
     drawn = collections.Counter()
-    alarms, seconds = collections.defaultdict(list), collections.defaultdict(list)
+    alarms, seconds, by_family = collections.defaultdict(list), collections.defaultdict(list), collections.defaultdict(list)
     for seed in range(n):
         rng = np.random.default_rng(seed)
         family = names[int(rng.choice(len(names), p=weights / weights.sum()))]
@@ -112,6 +112,7 @@ def main(n=120):
             start = time.perf_counter()
             res = check(learn)
             seconds[check.__name__].append(time.perf_counter() - start)
+            by_family[family, check.__name__].append(seconds[check.__name__][-1])
             if res.verdict in ('failed', 'warning', 'error'):
                 alarms[check.__name__].append(f"seed {seed} ({family}): {res.verdict}: {res.message}")
     print(f"{n} random healthy Learners: " + ', '.join(f"{k} {v}" for k, v in drawn.items()))
@@ -119,6 +120,7 @@ def main(n=120):
         k = check.__name__
         print(f"{k:26s} alarms {len(alarms[k])}/{n}   median {np.median(seconds[k]):.3f} s, max {max(seconds[k]):.3f} s")
         for a in alarms[k]: print('   ', a[:300])
+    print('median seconds per family: ' + '; '.join(f"{f}: " + ', '.join(f"{np.median(by_family[f, c.__name__]):.3f}" for c in CHECKS) for f in drawn))
     learn = random_cnn_learner(np.random.default_rng(0), 0) # cost on a small CNN, warm
     for check in CHECKS: check(learn)
     for check in CHECKS:

@@ -87,7 +87,7 @@ def check_optimizer_coverage(learn:Learner, # the Learner, left as it is
     paths = param_paths(learn.model)
     own = {id(p) for p in named.values()}
     extra = [p for m in (learn.loss_func, getattr(learn.loss_func, 'func', None)) if isinstance(m, nn.Module) for p in m.parameters()]
-    missing = [n for n, p in named.items() if p.requires_grad and id(p) not in held_ids]
+    missing = [n for n, p in named.items() if p.requires_grad and p.numel() and id(p) not in held_ids] # empty tensors hold nothing to train
     foreign = [p for p in held if id(p) not in own | {id(q) for q in extra}]
     frozen_held = sum(1 for p in named.values() if not p.requires_grad and id(p) in held_ids)
     measured = {'trainable': sum(p.requires_grad for p in named.values()), 'held': len(held), 'missing': len(missing),
@@ -131,7 +131,7 @@ def check_gradient_flow(learn:Learner, # the Learner, left as it is (a copy of i
     name = 'check_gradient_flow'
     deadline = Deadline(budget)
     model = model_copy(learn)
-    named = {n: p for n, p in model.named_parameters() if p.requires_grad}
+    named = {n: p for n, p in model.named_parameters() if p.requires_grad and p.numel()} # an empty tensor (fastai's BatchNorm1d(0) for no continuous inputs) holds nothing to train
     threshold = f"no trainable tensor whose gradient is None, all zero or non-finite in {max_passes} passes and after one training step"
     if not named: return CheckResult(name, 'skipped', {}, threshold, "The model has no trainable parameter.")
     with preserve_rng(learn.dls):
@@ -197,19 +197,24 @@ def _unchanged(model, xb, i, base, perturbed:list)->bool:
         if not (isinstance(out, torch.Tensor) and out.shape == base.shape and torch.equal(out, base)): return False
     return True
 
-def _zero_gradient_features(model, xb, i, g, n_probes:int=3)->torch.Tensor:
-    "Per-item mask of the features of float input `i` whose gradient (of a random projection of the output) is 0 for every item, at the input and at `n_probes - 1` noisy versions of it"
+def _zero_gradient_features(model, xb, i, g, max_probes:int=8)->torch.Tensor:
+    "Per-item mask of the features of float input `i` whose gradient (of a random projection of the output) is 0 for every item, at the input and at noisy versions of it, probed until a probe clears no more features (max-pooling and ReLUs pass some features' gradient only at some points)"
     x = xb[i]
     influence = torch.zeros(x.shape[1:], device=x.device)
     scale = max(float(x.abs().max()), 1.0)
-    for k in range(n_probes):
+    left = x[0].numel()
+    for k in range(max_probes):
         point = (x + k * scale * torch.randn(x.shape, generator=g).to(x.device, x.dtype)).detach().requires_grad_(True)
         with torch.enable_grad():
             out = _plain_out(model, _with(xb, i, point))
             weights = torch.randn(out.shape, generator=g).to(out.device, out.dtype)
             try: grad, = torch.autograd.grad((out * weights).sum(), point, allow_unused=True)
             except RuntimeError: grad = None # not differentiable (argmax, rounding): the perturbations decide alone
-        if grad is not None: influence += grad.detach().abs().sum(0).float().nan_to_num(1.0)
+        if grad is None: break
+        influence += grad.detach().abs().sum(0).float().nan_to_num(1.0)
+        now = int((influence == 0).sum())
+        if now == 0 or (k >= 1 and now == left): break # nothing left, or a probe that cleared nothing: the rest is for the perturbations
+        left = now
     return influence == 0
 
 def _ignored_features(model, xb, i, base, candidates, g, deadline, max_forwards):
