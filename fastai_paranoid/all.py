@@ -12,6 +12,7 @@ from .paranoid import *
 from .collect import *
 from .checks import *
 from .datachecks import *
+from .modelchecks import *
 from .guards import *
 from .distributed import *
 from .checkrun import *

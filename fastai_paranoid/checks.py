@@ -902,3 +902,6 @@ def sanity_check(self:Learner,
                      level=r.level or 'info', learn=self, guard='sanity_check', claim=r.claim)
     if on_fail == 'raise' and report.failed: raise SanityCheckError(report)
     return report
+
+# %% ../nbs/30_checks.ipynb #3c0d1e34
+from . import modelchecks # registers the model checks (11-14); imported last, as it builds on this module (not run here: it would patch sanity_check again)
