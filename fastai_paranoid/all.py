@@ -13,7 +13,6 @@ from .collect import *
 from .checks import *
 from .datachecks import *
 from .modelchecks import *
-from .modelchecks import *
 from .guards import *
 from .distributed import *
 from .checkrun import *
