@@ -4,10 +4,9 @@
 
 # %% ../nbs/35_validchecks.ipynb #5dfa9425
 from __future__ import annotations
-import operator, random, re
+import operator, random, re, sys
 import numpy as np
 import torch
-from fastai.callback.tracker import TrackerCallback
 from .core import CheckResult, register_check, preserve_rng, get_rng_states, set_rng_states
 
 # %% auto #0
@@ -51,7 +50,8 @@ def check_tracker_monitor(learn, # the Learner whose `cbs` are read (nothing is 
                          )->CheckResult:
     "Every `TrackerCallback` (SaveModelCallback, EarlyStoppingCallback, ReduceLROnPlateau) compares its monitor the right way round"
     name, threshold = 'check_tracker_monitor', "comp keeps the lower value of a loss/error metric, the higher of a score"
-    trackers = [(i, cb) for i, cb in enumerate(getattr(learn, 'cbs', [])) if isinstance(cb, TrackerCallback)]
+    tracker = getattr(sys.modules.get('fastai.callback.tracker'), 'TrackerCallback', None) # not imported here: fastai.callback.tracker adds ProgressCallback to defaults
+    trackers = [(i, cb) for i, cb in enumerate(getattr(learn, 'cbs', [])) if tracker is not None and isinstance(cb, tracker)]
     if not trackers: return CheckResult(name, 'skipped', dict(n_trackers=0), threshold, "No TrackerCallback in learn.cbs.")
     wrong, unknown = [], []
     for i, cb in trackers:
