@@ -17,3 +17,4 @@ from .guards import *
 from .distributed import *
 from .checkrun import *
 from .splitprint import *
+from .validchecks import *
