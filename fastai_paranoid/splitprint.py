@@ -272,7 +272,8 @@ def _load(self, file, device=None, **kwargs):
         return res
     evidence = ', '.join(f"{k}={v:.3g}" if isinstance(v, float) else f"{k}={v}" for k, v in result.measured.items())
     emit(f"learn.load({str(file)!r}): {result.message} Evidence: {evidence} ({result.claim}). Fix: {result.fix}.",
-         SplitOverlapWarning, on_leak=guard.on_leak, stacklevel=2)
+         SplitOverlapWarning, on_leak=guard.on_leak, stacklevel=2, kind='split_overlap', level=result.level or 'error',
+         learn=self, guard='SplitFingerprint', claim=result.claim)
     return res
 
 _save.__doc__, _load.__doc__ = Learner.save.__doc__, Learner.load.__doc__
