@@ -2,7 +2,7 @@
 user writes it (a fastai Learner), is caught by `learn.sanity_check()` and, as a script, by `fastai-paranoid check`; its
 fixed twin is silent; healthy Learners of every family (MLP, CNN, resnet18, xresnet with zero-init BN, tabular, text,
 collab, dropout, stochastic depth) get no alarm over 3 seeds; the user's Learner is left as it was; each check is cheap."""
-import re, time, warnings
+import json, re, time, warnings
 import pytest
 import torch
 from torch import nn
@@ -17,7 +17,7 @@ from fastai_paranoid.fixtures import tensor_dls
 from fastai_paranoid.checkrun import SanityFinding
 from fastai_paranoid import modelchecks as mc
 from cli_helpers import command
-from test_checkrun import checked, messages, sanity, SCRIPTS
+from test_checkrun import checked, SCRIPTS
 
 pytestmark = pytest.mark.usefixtures('one_thread')
 CHECKS = ['check_optimizer_coverage', 'check_gradient_flow', 'check_input_dependency', 'check_output_variation']
@@ -231,16 +231,21 @@ SCRIPT_BUGS = {'replaced_head.py': ('check_optimizer_coverage', r"model\.7\.weig
 def test_script_bug_reported_and_twin_silent(script):
     check, detail = SCRIPT_BUGS[script]
     found, _ = checked(script)
-    assert any(re.search(sanity(check) + '.*' + detail, m) for m in messages(found, SanityFinding)), found.report(script)
+    hits = [f for f in found.all if f.kind == check]
+    assert hits and all(f.level == 'error' for f in hits), found.report(script)
+    assert any(re.search(detail, f.evidence) for f in hits), found.report(script)
     found, guards = checked(script, '--healthy')
     assert guards[-1].checked and found.problems == 0 and not found.leaks, found.report(script)
 
 @pytest.mark.slow
 def test_the_command_reports_a_replaced_head(tmp_path):
     "`fastai-paranoid check` as a user runs it, in a new process: exit 1 and the finding in the report"
-    out = command('check', '--n-workers', '1', str(SCRIPTS / 'replaced_head.py'), cwd=tmp_path)
+    out = command('check', '--n-workers', '1', '--json', str(tmp_path / 'out.json'), str(SCRIPTS / 'replaced_head.py'), cwd=tmp_path)
     assert out.returncode == 1, out.stdout + out.stderr
-    assert re.search(sanity('check_optimizer_coverage') + r".*never train", out.stdout), out.stdout
+    findings = json.loads((tmp_path / 'out.json').read_text())['files'][0]['findings']
+    hits = [f for f in findings if f['kind'] == 'check_optimizer_coverage']
+    assert hits and hits[0]['level'] == 'error' and 'never train' in hits[0]['evidence'], findings
+    assert 'check_optimizer_coverage' in out.stdout, out.stdout
 
 def test_optimizer_coverage_through_torch_optimizers():
     "fastai's OptimWrapper around a torch optimizer: built by the Learner (passes, then a replaced head fails), or built by the user for another model"
