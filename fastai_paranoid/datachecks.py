@@ -537,7 +537,7 @@ def check_input_normalization(learn, # the Learner whose training inputs are mea
                               max_abs_mean:float=0.25, # |mean| of a channel, in units of max(1, its std), above which it is not centred: info
                               std_range:tuple=(0.25, 4.0), # a channel's std outside this range is not unit scale: info
                               far_mean:float=4.0, # |mean| above this x max(1, std) is far off (0-255 pixels): warning, unless the model's first layer normalizes
-                              far_std:float=16.0, # std above this is far off (raw pixels, features in the thousands): warning, unless the model's first layer normalizes
+                              far_std:float=50.0, # std (or |mean|) above this is far off (raw 0-255 pixels, features in the thousands): warning, unless the model's first layer normalizes; below it, unscaled features are a note
                               max_items:int=1024, # training items sampled (shuffled batches, after the pipeline)
                               min_items:int=16, # fewer items read (and not the whole training set): skipped
                               alpha:float=CHECK_ALPHA, # false-alarm rate of the confidence bounds on the means and stds
@@ -545,7 +545,7 @@ def check_input_normalization(learn, # the Learner whose training inputs are mea
                              )->CheckResult:
     "Input normalization: per-channel mean and std of the training inputs after the pipeline, bounded from a sample and judged against (0, 1)"
     name = 'check_input_normalization'
-    threshold = (f"far off (|mean| > {far_mean} x max(1, std) or std > {far_std}) into a model whose first layer does not normalize: warning; "
+    threshold = (f"far off (|mean| > max({far_mean} x max(1, std), {far_std}) or std > {far_std}) into a model whose first layer does not normalize: warning; "
                  f"|mean| > {max_abs_mean} x max(1, std) or std outside {list(std_range)}: info; judged on {1 - alpha:.1%} confidence bounds")
     inputs, complete = _sampled_inputs(learn, max_items, Deadline(budget))
     float_inputs = [i for i, x in enumerate(inputs) if x.is_floating_point() and x.ndim >= 2 and x.shape[1] > 0]
@@ -568,9 +568,9 @@ def check_input_normalization(learn, # the Learner whose training inputs are mea
         measured[f'{label} std'] = [round(v, 4) for v in std.tolist()] if len(std) <= 16 else f"{len(std)} {unit}s, from {std.min():.3g} to {std.max():.3g}"
         live = bounds['std_high'] > 1e-8 # constant features (always-black border pixels) carry nothing to normalize
         scale_high = bounds['std_high'].clamp_min(1)
-        far = live & ((bounds['abs_mean_low'] > far_mean * scale_high) | (bounds['std_low'] > far_std))
+        far = live & (((bounds['abs_mean_low'] > far_mean * scale_high) & (bounds['abs_mean_low'] > far_std)) | (bounds['std_low'] > far_std))
         off = live & ((bounds['abs_mean_low'] > max_abs_mean * scale_high) | (bounds['std_high'] < std_range[0]) | (bounds['std_low'] > std_range[1]))
-        maybe_far = live & ~far & ((mean.abs() > far_mean * std.clamp_min(1)) | (std > far_std))
+        maybe_far = live & ~far & (((mean.abs() > far_mean * std.clamp_min(1)) & (mean.abs() > far_std)) | (std > far_std))
         if maybe_far.any(): undecided.append(f"{label}: {int(maybe_far.sum())} {unit}s")
         if not off.any(): continue
         picked = far if far.any() else off

