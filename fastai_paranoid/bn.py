@@ -238,7 +238,7 @@ class EmptyFreezeGuard(Callback):
     def before_fit(self):
         nothing = freezes_nothing(self.learn)
         if nothing is None or fine_tune_phase(self.learn) != 'frozen': return
-        emit(f"learn.fine_tune called learn.freeze(), but {nothing}: its 'frozen' epochs train the whole model, the "
-             f"pretrained body included, at the head's rate. {FIX_SPLITTER}",
-             EmptyFreezeWarning, on_leak=self.on_leak, stacklevel=3, kind='empty_freeze', level='error', learn=self.learn,
+        emit(f"learn.fine_tune called learn.freeze(), but {nothing}: its 'frozen' epochs train the whole model, a "
+             f"pretrained body included, at the head's rate (harmless when the body is not pretrained). {FIX_SPLITTER}",
+             EmptyFreezeWarning, on_leak='log' if self.on_leak == 'log' else 'warn', stacklevel=3, kind='empty_freeze', level='info', learn=self.learn,
              guard='EmptyFreezeGuard', claim='certain')

@@ -709,9 +709,12 @@ def check_frozen(learn:Learner, # the Learner, left as it is
     if not param_names and not norm_names:
         nothing = freezes_nothing(learn)
         if nothing and fine_tune_phase(learn) == 'frozen':
-            return CheckResult(name, 'failed', {'param_groups': len(learn.opt.param_lists), 'frozen_params': 0}, "something frozen in fine_tune's frozen phase",
-                f"learn.fine_tune called learn.freeze(), but {nothing}: its 'frozen' epochs train the whole model at the head's rate.",
-                FIX_SPLITTER, level='error', claim='certain')
+            # certain, but whether it matters depends on a pretrained body we cannot see (the book's collab and tabular
+            # chapters fine_tune one-group Learners on purpose): a note, shown and not counted
+            return CheckResult(name, 'info', {'param_groups': len(learn.opt.param_lists), 'frozen_params': 0}, "something frozen in fine_tune's frozen phase",
+                f"learn.fine_tune called learn.freeze(), but {nothing}: its 'frozen' epochs train the whole model at the head's rate "
+                f"(harmless for a model with no pretrained body; for a pretrained one, its body is trained at the head's rate).",
+                FIX_SPLITTER, claim='certain')
         return CheckResult(name, 'skipped', message="nothing is frozen: no parameter has requires_grad=False and learn.opt has no frozen "
                            "parameter group (learn.freeze() makes some)" + (f"; if you called learn.freeze(), it froze nothing: {nothing}." if nothing else "."),
                            fix=FIX_SPLITTER if nothing else '')
