@@ -22,9 +22,10 @@ from .datachecks import Deadline, pct, copy_model, computed_tensors_memo, _first
 from .bn import FreezeBNStats, fine_tune_phase, freezes_nothing, FIX_SPLITTER
 
 # %% auto #0
-__all__ = ['BUDGET_WEIGHTS', 'loaders_kept', 'training_batches', 'model_copy', 'predict', 'refuse_built_optimizer', 'user_lr',
-           'new_optimizer', 'has_trained', 'loss_name', 'applies_log_softmax', 'applies_sigmoid', 'expects_log_probs',
-           'class_axis', 'data_classes', 'check_loss_at_init', 'check_loss_activation', 'overfit_one_batch',
+__all__ = ['BUDGET_WEIGHTS', 'loaders_kept', 'NoTrainingBatch', 'training_batches', 'model_copy', 'predict',
+           'refuse_built_optimizer', 'user_lr', 'new_optimizer', 'has_trained', 'loss_name', 'applies_log_softmax',
+           'applies_sigmoid', 'expects_log_probs', 'class_axis', 'data_classes', 'check_train_batches',
+           'check_loss_at_init', 'check_loss_activation', 'overfit_one_batch', 'saturated_items',
            'check_overfit_one_batch', 'short_run', 'batch_losses', 'check_lr', 'LRSweep', 'lr_sweep', 'learner_copy',
            'held_norm_layers', 'check_frozen', 'SanityCheckWarning', 'SanityCheckError', 'SanityReport',
            'default_budget']
@@ -39,6 +40,9 @@ def loaders_kept(dls):
     finally:
         for dl, names in zip(loaders, before):
             for extra in set(vars(dl)) - names: delattr(dl, extra)
+
+class NoTrainingBatch(ValueError):
+    "`learn.dls.train` yields no batch: `fit` would train nothing (`check_train_batches` says so; the other checks skip)"
 
 def training_batches(learn:Learner, # the Learner whose training DataLoader is read
                      n:int=1, # how many batches (the loader is restarted if it has fewer)
@@ -56,7 +60,7 @@ def training_batches(learn:Learner, # the Learner whose training DataLoader is r
                 if len(batches) == n: break
             it.close()
             if len(batches) == start:
-                raise ValueError(f"learn.dls.train yields no batch (len(dls.train.dataset)={len(dl.dataset)}, bs={dl.bs}, "
+                raise NoTrainingBatch(f"learn.dls.train yields no batch (len(dls.train.dataset)={len(dl.dataset)}, bs={dl.bs}, "
                                  f"drop_last={dl.drop_last}); give it at least one full batch of data.")
     n_inp = getattr(learn.dls, 'n_inp', None)
     return [(tuple(b[:n_inp or (1 if len(b) == 1 else len(b) - 1)]), tuple(b[n_inp or (1 if len(b) == 1 else len(b) - 1):]))
@@ -212,6 +216,45 @@ def _head_vs_data(learn, n_outputs:int, targets:list)->CheckResult|None:
             fix, level='warning', claim='certain')
     return None
 
+def _standardized(x:torch.Tensor)->torch.Tensor:
+    "`x` with each feature (dim 1; the whole tensor when 1-d) standardized over the others, constant features only centred"
+    dims = [d for d in range(x.ndim) if d != 1] if x.ndim > 1 else [0]
+    mean, std = x.mean(dims, keepdim=True), x.std(dims, keepdim=True)
+    return (x - mean) / torch.where(std > 0, std, torch.ones_like(std))
+
+def _loss_if_standardized(learn, model, batches)->tuple|None:
+    "(loss on `batches` with their float inputs standardized per feature, largest |mean| or std of a feature), or None when no input is float or the inputs are already near standard"
+    scale, losses = 0.0, []
+    with torch.no_grad(), preserve_rng(learn.dls):
+        for xb, yb in batches:
+            floats = [x.as_subclass(torch.Tensor).float() for x in xb if isinstance(x, torch.Tensor) and x.is_floating_point() and x.numel() > 1]
+            if not floats: return None
+            for x in floats:
+                dims = [d for d in range(x.ndim) if d != 1] if x.ndim > 1 else [0]
+                scale = max(scale, float(x.mean(dims).abs().max()), float(x.std(dims).max()))
+            xs = tuple(_standardized(x.as_subclass(torch.Tensor).float()).to(x.dtype).as_subclass(type(x)) if isinstance(x, torch.Tensor) and x.is_floating_point() and x.numel() > 1 else x
+                       for x in xb)
+            losses.append(learn.loss_func(predict(model, xs), *yb).item())
+    if scale < 3: return None # inputs near standard: their scale does not explain a large loss
+    return float(np.mean(losses)), scale
+
+@register_check(5)
+def check_train_batches(learn:Learner, # the Learner, left as it is
+                        budget:float|None=None, # seconds (unused: one batch is read)
+                       )->CheckResult:
+    "Does `learn.dls.train` yield a batch at all? With fewer items than `bs` and `drop_last=True` (fastai's default for a shuffled training set) it yields none, and `fit` trains nothing: fastai only says 'Your generator is empty' and records a train_loss of nan"
+    name = 'check_train_batches'
+    try: training_batches(learn, 1)
+    except NoTrainingBatch as e:
+        dl = learn.dls.train
+        n, bs = len(dl.dataset), dl.bs
+        return CheckResult(name, 'failed', {'items': n, 'bs': bs, 'drop_last': bool(dl.drop_last)}, "at least one batch",
+            f"learn.dls.train yields no batch: its {n} items are fewer than bs={bs} and drop_last={dl.drop_last}, so every epoch of "
+            f"fit trains nothing (no step, train_loss nan) while the validation metrics still print.",
+            f"Give the training DataLoader a batch size of at most {n} (e.g. dataloaders(..., bs={max(1, min(n, 2 ** int(math.log2(max(n, 1)))))})), "
+            f"or drop_last=False, or more training data.")
+    return CheckResult(name, 'passed', message="learn.dls.train yields batches.")
+
 @register_check(10)
 def check_loss_at_init(learn:Learner, # the Learner, left as it is
                        n_batches:int=4, # training batches the loss is averaged over
@@ -241,7 +284,8 @@ def check_loss_at_init(learn:Learner, # the Learner, left as it is
     _quiet_dropout(model)
     losses, labels, outputs = [], [], []
     with preserve_rng(learn.dls), torch.no_grad():
-        batches = [(predict(model, xb), yb) for xb, yb in training_batches(learn, n_batches)]
+        batches_in = training_batches(learn, n_batches)
+        batches = [(predict(model, xb), yb) for xb, yb in batches_in]
         n_classes = batches[-1][0].shape[class_axis(loss_func)]
         mismatch = _head_vs_data(learn, n_classes, [yb[0] for _, yb in batches])
         if mismatch is not None: return mismatch
@@ -261,6 +305,16 @@ def check_loss_at_init(learn:Learner, # the Learner, left as it is
                  f"failed above {fail_at:.4f} (max({fail_ratio:g} x ln({n_classes}), ln({n_classes}) + {fail_excess:g} nats))")
     if not math.isfinite(loss) or loss > high:
         verdict = 'failed' if not math.isfinite(loss) or loss > fail_at else 'warning'
+        scaled = _loss_if_standardized(learn, model, batches_in) if math.isfinite(loss) else None
+        if scaled is not None and scaled[0] <= high:
+            measured.update(loss_standardized_inputs=scaled[0], input_scale=scaled[1])
+            return CheckResult(name, 'info', measured, threshold + "; info when standardizing the inputs brings it in range",
+                f"{loss_name(loss_func)} of the untrained model ({len(losses)} batches, dropout off) is {loss:.4f}, {loss / expected:.2f} "
+                f"times ln({n_classes}) = {expected:.4f}, but on the same batches with each input feature standardized it is "
+                f"{scaled[0]:.4f}: the inputs' scale (largest |mean| or std of a feature: {scaled[1]:.3g}) makes the first outputs "
+                f"large, not the model. Training usually absorbs this in its first steps.",
+                "Normalize the inputs (Normalize in batch_tfms, Normalize.from_stats for images, Normalize in a TabularPandas' "
+                "procs, or (x - mean) / std of the training set) if the first steps matter to you.")
         return CheckResult(name, verdict, measured, threshold,
             f"{loss_name(loss_func)} of the untrained model ({len(losses)} batches, dropout off) is {loss:.4f}, {loss / expected:.2f} times "
             f"ln({n_classes}) = {expected:.4f}, the loss of uniform predictions over the model's {n_classes} outputs: its first "
@@ -416,7 +470,35 @@ def overfit_one_batch(learn:Learner, # the Learner, left as it is
             break
         if classifier and not every_accuracy:
             with torch.no_grad(): accuracies.append(_accuracy(predict(model, xb), yb[0], class_axis(loss_func)))
-    return {'losses': losses, 'accuracies': accuracies, 'accuracy': accuracies[-1] if accuracies else None, 'batch_size': len(yb[0]), 'stop': stop, 'seconds': deadline.spent}
+    return {'losses': losses, 'accuracies': accuracies, 'accuracy': accuracies[-1] if accuracies else None, 'batch_size': len(yb[0]), 'stop': stop,
+            'seconds': deadline.spent, 'model': model, 'batch': (xb, yb)}
+
+def saturated_items(learn:Learner, # the Learner whose loss function is used
+                    model:nn.Module, # the (trained) copy
+                    xb:tuple, yb:tuple, # the batch it was trained on
+                    above:float, # items whose own loss is above this are 'stuck'
+                    sat_tol:float=1e-2, # a stuck item is saturated when |dloss/doutput| x max(1, |output|) < this x its loss
+                   )->dict|None:
+    "Per-item losses of a trained copy on its batch, and which stuck items get (almost) no gradient from the loss: a saturated loss (a sigmoid inside a bounded loss) rather than a model that cannot fit. None when the loss cannot be taken item by item"
+    try:
+        with preserve_rng(learn.dls):
+            with torch.no_grad(): out = predict(model, xb)
+            n = len(yb[0])
+            if not isinstance(out, torch.Tensor) or len(out) != n: return None
+            stuck, saturated, worst = 0, 0, []
+            for i in range(n):
+                o = out[i:i + 1].detach().clone().requires_grad_()
+                li = learn.loss_func(o, *(y[i:i + 1] for y in yb))
+                if li.ndim: li = li.mean()
+                if not li.item() > above: continue
+                g, = torch.autograd.grad(li, o)
+                stuck += 1
+                push = float(g.abs().max()) * max(1.0, float(o.detach().abs().max()))
+                if push < sat_tol * li.item(): saturated += 1
+                worst.append((li.item(), float(g.abs().max())))
+    except Exception: return None
+    return {'items': n, 'stuck': stuck, 'saturated': saturated, 'stuck_losses_grads': sorted(worst, reverse=True)}
+
 
 @register_check(30)
 def check_overfit_one_batch(learn:Learner, # the Learner, left as it is
@@ -461,6 +543,16 @@ def check_overfit_one_batch(learn:Learner, # the Learner, left as it is
             f"inconclusive: {story} when {why} ran out, still falling ({pct(recent_drop)} over the last quarter); "
             f"too few steps to tell a slow model from a broken one.",
             "Give it more time: learn.sanity_check(budget=...) or settings={'check_overfit_one_batch': {'budget': 120}}.")
+    sat = saturated_items(learn, run['model'], *run['batch'], above=target(losses)) if math.isfinite(last) else None
+    if sat is not None and sat['stuck'] and sat['saturated'] == sat['stuck']:
+        measured.update(stuck_items=sat['stuck'], saturated_items=sat['saturated'])
+        l0, g0 = sat['stuck_losses_grads'][0]
+        return CheckResult(name, 'info', measured, threshold + "; info when every item left above it gets no gradient from the loss",
+            f"{story}, but not because the model cannot fit: {sat['saturated']} of the {sat['items']} items are stuck (the worst at loss "
+            f"{l0:.4f}) where the loss's gradient with respect to the model's output is {g0:.1e}. The loss saturates on "
+            f"confidently wrong items (a sigmoid or clamp inside a bounded loss), so nothing pushes them back.",
+            "A loss with a log on the probabilities (BCEWithLogitsLossFlat for one output, CrossEntropyLossFlat for classes) keeps "
+            "a gradient on confidently wrong items; with this loss, expect the training to stall the same way on some items.")
     accuracy_note = (f", although the batch accuracy is {run['accuracy']:.2f}: accuracy only checks the argmax"
                      if run['accuracy'] is not None and run['accuracy'] >= 0.99 else '')
     how = "became non-finite" if not math.isfinite(last) else f"stalled ({pct(recent_drop)} lower over the last quarter of the run)"
@@ -509,6 +601,10 @@ def _p_lower(run_losses:list, start_losses:list)->float|None:
     from scipy.stats import t as student_t # fastai depends on scipy; imported here to keep this module's import light
     return float(student_t.cdf(d.mean() / se, len(d) - 1))
 
+def _p_higher(run_losses:list, start_losses:list)->float|None:
+    "One-sided p-value of a paired t-test that the run's losses are not above the starting weights' on the same batches (None: too few pairs or no spread)"
+    return _p_lower(start_losses, run_losses) # start - run: small when the run's losses are above the start's
+
 def _tail(losses, tail): return float(np.mean(losses[-tail:])) if all(map(math.isfinite, losses)) else math.inf
 
 def batch_losses(learn:Learner, # the Learner, left as it is
@@ -524,7 +620,9 @@ def check_lr(learn:Learner, # the Learner, left as it is
              steps:int=50, # steps of the short run
              tail:int=10, # the run is judged on the mean loss of its last `tail` steps
              tol:float=0.02, # a tail more than this share above the starting loss fails; less than this share below it warns...
-             max_change:float=0.1, # ... unless the weights moved by more than this share of their norm: the steps overshoot
+             max_change:float=0.1, # ... unless the weights moved by more than this share of their norm: the steps overshoot (when the tail is higher, p < CHECK_ALPHA)
+             blown:float=1.0, # a level loss after the weights moved by more than this share of their norm...
+             spike:float=10.0, # ... or after a loss this many times the start: certain overshoot
              lr:float|None=None, # learning rate (default: the one the user trains with, `user_lr`)
              min_steps:int=12, # fewer steps than this in the budget: inconclusive
              budget:float|None=None, # seconds (None: no time cap); the run is cut to what fits
@@ -559,11 +657,23 @@ def check_lr(learn:Learner, # the Learner, left as it is
     power = f" (only {len(losses)} of the {steps} steps it wanted fit in its {budget:.1f} s budget)" if len(losses) < steps and math.isfinite(end) else ''
     story = f"a {len(losses)}-step run of a copy at lr={lr:g}"
     fix_high = f"Lower the learning rate (learn.lr, or fit's lr): try {lr / 10:g}, or find the band with lr_sweep(learn)."
-    if not math.isfinite(ratio) or ratio > 1 + tol:
-        how = "became non-finite" if not math.isfinite(end) else \
-              (f"hovers above its start: the mean of its last {tail} steps is {end:.4f}, {ratio:.2f} times the {start:.4f} the starting "
+    if not math.isfinite(ratio):
+        return CheckResult(name, 'failed', measured, threshold, f"{story}: the loss became non-finite{power}.", fix_high)
+    p_higher = _p_higher(losses[-tail:], start_losses)
+    if p_higher is not None: measured['p_tail_not_higher'] = p_higher
+    rising = p_higher is not None and p_higher < CHECK_ALPHA
+    claim = f"p = {p_higher:.1g} < {CHECK_ALPHA:g}, n = {tail} paired batches" if rising else ''
+    if ratio > 1 + tol:
+        how = (f"hovers above its start: the mean of its last {tail} steps is {end:.4f}, {ratio:.2f} times the {start:.4f} the starting "
                f"weights score on the same batches (step 0: {losses[0]:.4f}, exceeded on {pct(measured['share_above_step0'], 0)} of the steps)")
-        return CheckResult(name, 'failed', measured, threshold, f"{story}: the loss {how}{power}.", fix_high)
+        if rising:
+            return CheckResult(name, 'failed', measured, threshold, f"{story}: the loss {how}, higher on the same batches "
+                               f"(paired t-test, {claim}){power}.", fix_high, level='warning', claim=claim)
+        return CheckResult(name, 'info', measured, threshold,
+            f"{story}: the loss {how}, but not significantly (paired t-test p = {p_higher if p_higher is not None else float('nan'):.2g}, "
+            f"n = {tail}; a warning needs p < {CHECK_ALPHA:g}): early steps of a fresh model can rise before they fall, which is "
+            f"what warm-up (fit_one_cycle) absorbs{power}.",
+            f"If the loss of your real run rises too, lower the learning rate: try {lr / 10:g}, or find the band with lr_sweep(learn).")
     if p_lower is not None: measured['p_tail_not_lower'] = p_lower
     falling = p_lower is not None and p_lower < CHECK_ALPHA
     if ratio > 1 - tol and run['relative_change'] > max_change and falling:
@@ -573,10 +683,25 @@ def check_lr(learn:Learner, # the Learner, left as it is
             f"{pct(1 - ratio)} lower, but lower on the same batches at every test (paired t-test, p = {p_lower:.1g} < {CHECK_ALPHA:g}, "
             f"n = {tail}): the steps descend, slowly. A loss this large falls slowly when the targets are not scaled "
             f"(a regression on raw values: normalize y, or put the target range in the head, e.g. sigmoid_range){power}.")
-    if ratio > 1 - tol and run['relative_change'] > max_change:
+    peak = max(losses)
+    measured['peak_over_start'] = peak / start if start > 0 else math.inf
+    if ratio > 1 - tol and (run['relative_change'] > blown or peak > spike * start):
+        return CheckResult(name, 'failed', measured, threshold + f"; certain when the weights moved more than {pct(blown, 0)} of their norm "
+                           f"or the loss spiked above {spike:g} x its start",
+            f"{story}: the weights moved by {pct(run['relative_change'], 0)} of their norm and the loss spiked to {peak:.4g} "
+            f"({peak / start:.3g} times the starting {start:.4f}), then stayed level (mean of the last {tail} steps {end:.4f}, "
+            f"{ratio:.3f} times the start): the steps overshoot and blew the weights away{power}.", fix_high, claim='certain')
+    if ratio > 1 - tol and run['relative_change'] > max_change and rising:
         return CheckResult(name, 'failed', measured, threshold,
-            f"{story}: the weights moved by {pct(run['relative_change'], 0)} of their norm, and the loss did not go down "
-            f"(mean of the last {tail} steps {end:.4f}, {ratio:.3f} times the starting {start:.4f}): the steps overshoot{power}.", fix_high)
+            f"{story}: the weights moved by {pct(run['relative_change'], 0)} of their norm, and the loss went up "
+            f"(mean of the last {tail} steps {end:.4f}, {ratio:.3f} times the starting {start:.4f}, higher on the same batches: "
+            f"paired t-test, {claim}): the steps overshoot{power}.", fix_high, level='warning', claim=claim)
+    if ratio > 1 - tol and run['relative_change'] > max_change:
+        return CheckResult(name, 'info', measured, threshold,
+            f"{story}: the weights moved by {pct(run['relative_change'], 0)} of their norm while the loss stayed level "
+            f"(mean of the last {tail} steps {end:.4f}, {ratio:.3f} times the starting {start:.4f}; neither higher nor lower on "
+            f"the same batches at p < {CHECK_ALPHA:g}, n = {tail}): too short a run to tell a rate too high from a slow start{power}.",
+            "Compare rates with lr_sweep(learn), or give the check more steps: settings={'check_lr': {'steps': 200}}.")
     if ratio > 1 - tol and trained:
         return CheckResult(name, 'passed', measured, threshold,
             f"{story} kept the loss level ({ratio:.3f} times the starting {start:.4f}) without overshooting; {trained}, "
@@ -852,6 +977,17 @@ BUDGET_WEIGHTS = {'check_loss_at_init': 0.5, 'check_loss_activation': 0.25, 'che
 
 def _accepts(fn, arg): return arg in inspect.signature(fn).parameters
 
+_DATA_MODULES = ('/fastai/data/', '/fastai/vision/core', '/fastai/text/core', '/fastai/text/data', '/fastai/tabular/core',
+                 '/fastai/collab', '/fastcore/transform', '/fasttransform/', '/torch/utils/data/')
+
+def _raised_by_data(e:BaseException)->bool:
+    "Was `e` raised inside fastai's or torch's data pipeline (a transform, a DataLoader), i.e. by reading the user's data rather than by a check?"
+    tb, last = e.__traceback__, None
+    while tb is not None: last, tb = tb, tb.tb_next
+    if last is None: return False
+    path = last.tb_frame.f_code.co_filename.replace('\\', '/')
+    return any(m in path for m in _DATA_MODULES) and not isinstance(e, (TypeError, AttributeError, NameError))
+
 @patch
 def sanity_check(self:Learner,
                  checks:list|None=None, # check functions or their names (default: every registered check, in order)
@@ -889,7 +1025,16 @@ def sanity_check(self:Learner,
                 if not isinstance(res, CheckResult):
                     raise TypeError(f"{name} returned {type(res).__name__}, not a CheckResult")
                 if res.name != name: res.name = name # one name per check: the function's, as in checks=[...] and settings
+            except NoTrainingBatch as e:
+                res = CheckResult(name, 'skipped', message=f"not run: {e} (check_train_batches reports it).")
             except Exception as e:
+                if _raised_by_data(e):
+                    res = CheckResult(name, 'skipped', {'exception': type(e).__name__},
+                        message=f"not run: reading the data raised {type(e).__name__}: {e}. fit will raise the same when it "
+                                f"reads these items, so this is not a finding of the check; fix the data first.")
+                    results.append(res)
+                    seconds.append(time.perf_counter() - start)
+                    continue
                 tracebacks[name] = traceback.format_exc()
                 res = CheckResult(name, 'error', {'exception': type(e).__name__},
                                   message=f"{name} raised {type(e).__name__}: {e}",

@@ -83,11 +83,26 @@ def raw_xor_dls():
     (xt, yt), (xv, yv) = make_xor_data(256, rng), make_xor_data(2000, rng)
     return tensor_dls(xt * 255, yt, xv * 255, yv)
 
+def overconfident_mlp():
+    "torchtest2's bug 8 on seed 001's MLP: a last layer initialised with std 10 (Kaiming's is ~0.18 for 32 inputs)"
+    model = build_mlp()
+    with torch.no_grad(): model[-1].weight.normal_(0, 10.)
+    return model
+
+def test_loss_at_init_explained_by_unscaled_inputs_is_info():
+    "Raw-scale inputs (seed 001's XOR points x 255) make the first outputs large; the check shows it with the standardized loss, as info (check_input_normalization owns the warning)"
+    res = check_loss_at_init(fresh_learner(raw_xor_dls, build_mlp, loss_func=CrossEntropyLossFlat()))
+    assert res.verdict == 'info' and res.level == 'info', res
+    assert res.measured['loss'] > 2 * math.log(2) and res.measured['loss_standardized_inputs'] < 1.25 * math.log(2) + 0.1
+    assert res.measured['input_scale'] > 50 and 'standardized' in res.message and 'Normalize' in res.fix
+    # the overconfident head is not explained by the inputs: standardizing leaves the loss high, and the check fails
+    assert check_loss_at_init(fresh_learner(xor_dls, overconfident_mlp, loss_func=CrossEntropyLossFlat())).verdict == 'failed'
+
 def digits_cnn(buggy=False): return small_cnn(n_out=10, size=8, buggy=buggy)
 
 CASES = {
     'loss_at_init': (check_loss_at_init,
-                     lambda: fresh_learner(raw_xor_dls, build_mlp, loss_func=CrossEntropyLossFlat()),
+                     lambda: fresh_learner(xor_dls, overconfident_mlp, loss_func=CrossEntropyLossFlat()),
                      lambda: xor_learner()),
     'loss_activation_digits': (check_loss_activation,
                                lambda: fresh_learner(digits_dls, partial(digits_cnn, buggy=True), loss_func=CrossEntropyLossFlat()),
