@@ -548,9 +548,10 @@ def check_overfit_one_batch(learn:Learner, # the Learner, left as it is
         measured.update(stuck_items=sat['stuck'], saturated_items=sat['saturated'])
         l0, g0 = sat['stuck_losses_grads'][0]
         return CheckResult(name, 'info', measured, threshold + "; info when every item left above it gets no gradient from the loss",
-            f"{story}, but not because the model cannot fit: {sat['saturated']} of the {sat['items']} items are stuck (the worst at loss "
-            f"{l0:.4f}) where the loss's gradient with respect to the model's output is {g0:.1e}. The loss saturates on "
-            f"confidently wrong items (a sigmoid or clamp inside a bounded loss), so nothing pushes them back.",
+            f"{story}: the {sat['saturated']} of the {sat['items']} items still above it are stuck (the worst at loss {l0:.4f}) where "
+            f"the loss's gradient with respect to the model's output is {g0:.1e}. The loss saturates on confidently wrong items "
+            f"(a sigmoid or clamp inside a bounded loss), so nothing pushes them back, and a stall says nothing about the model "
+            f"here: this check cannot tell a broken model from a saturated loss.",
             "A loss with a log on the probabilities (BCEWithLogitsLossFlat for one output, CrossEntropyLossFlat for classes) keeps "
             "a gradient on confidently wrong items; with this loss, expect the training to stall the same way on some items.")
     accuracy_note = (f", although the batch accuracy is {run['accuracy']:.2f}: accuracy only checks the argmax"
@@ -663,6 +664,14 @@ def check_lr(learn:Learner, # the Learner, left as it is
     if p_higher is not None: measured['p_tail_not_higher'] = p_higher
     rising = p_higher is not None and p_higher < CHECK_ALPHA
     claim = f"p = {p_higher:.1g} < {CHECK_ALPHA:g}, n = {tail} paired batches" if rising else ''
+    peak = max(losses)
+    measured['peak_over_start'] = peak / start if start > 0 else math.inf
+    if ratio > 1 - tol and (run['relative_change'] > blown or peak > spike * start):
+        return CheckResult(name, 'failed', measured, threshold + f"; certain when the weights moved more than {pct(blown, 0)} of their norm "
+                           f"or the loss spiked above {spike:g} x its start",
+            f"{story}: the weights moved by {pct(run['relative_change'], 0)} of their norm and the loss peaked at {peak:.4g} "
+            f"({peak / start:.3g} times the starting {start:.4f}), and it did not come back below its start (mean of the last {tail} "
+            f"steps {end:.4f}, {ratio:.3f} times the start): the steps overshoot and blew the weights away{power}.", fix_high, claim='certain')
     if ratio > 1 + tol:
         how = (f"hovers above its start: the mean of its last {tail} steps is {end:.4f}, {ratio:.2f} times the {start:.4f} the starting "
                f"weights score on the same batches (step 0: {losses[0]:.4f}, exceeded on {pct(measured['share_above_step0'], 0)} of the steps)")
@@ -683,14 +692,6 @@ def check_lr(learn:Learner, # the Learner, left as it is
             f"{pct(1 - ratio)} lower, but lower on the same batches at every test (paired t-test, p = {p_lower:.1g} < {CHECK_ALPHA:g}, "
             f"n = {tail}): the steps descend, slowly. A loss this large falls slowly when the targets are not scaled "
             f"(a regression on raw values: normalize y, or put the target range in the head, e.g. sigmoid_range){power}.")
-    peak = max(losses)
-    measured['peak_over_start'] = peak / start if start > 0 else math.inf
-    if ratio > 1 - tol and (run['relative_change'] > blown or peak > spike * start):
-        return CheckResult(name, 'failed', measured, threshold + f"; certain when the weights moved more than {pct(blown, 0)} of their norm "
-                           f"or the loss spiked above {spike:g} x its start",
-            f"{story}: the weights moved by {pct(run['relative_change'], 0)} of their norm and the loss spiked to {peak:.4g} "
-            f"({peak / start:.3g} times the starting {start:.4f}), then stayed level (mean of the last {tail} steps {end:.4f}, "
-            f"{ratio:.3f} times the start): the steps overshoot and blew the weights away{power}.", fix_high, claim='certain')
     if ratio > 1 - tol and run['relative_change'] > max_change and rising:
         return CheckResult(name, 'failed', measured, threshold,
             f"{story}: the weights moved by {pct(run['relative_change'], 0)} of their norm, and the loss went up "

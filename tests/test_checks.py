@@ -444,9 +444,10 @@ def test_lr_unscaled_regression_falling_slowly_is_not_overshoot(seed):
     if res.measured['tail_over_start'] > 0.98: assert res.measured['p_tail_not_lower'] < 1e-3 # passed by the paired test
 
 def test_lr_unscaled_regression_overshooting_still_fails():
-    "Adam at lr=10 on the same regression: the tail hovers at its start (no paired evidence of descent) while the weights move 15x their norm"
+    "Adam at lr=10 on the same regression: the tail does not come back below its start while the weights move 15x their norm: certain"
     res = check_lr(fresh_learner(partial(_unscaled_regression, 0), _reg_mlp, loss_func=MSELossFlat(), lr=10.))
-    assert res.verdict == 'failed' and 'overshoot' in res.message and res.measured['p_tail_not_lower'] > 0.1, res
+    assert (res.verdict, res.claim) == ('failed', 'certain') and 'overshoot' in res.message, res
+    assert res.measured['relative_weight_change'] > 1 and res.measured['tail_over_start'] > 0.98
 
 def test_head_outputs_against_data_classes():
     wide = lambda: nn.Sequential(nn.Linear(2, 32), nn.ReLU(), nn.Linear(32, 10))
@@ -470,3 +471,19 @@ def test_clamping_last_activation_fails(act):
     head = lambda: nn.Sequential(nn.Linear(2, 32), nn.ReLU(), nn.Linear(32, 2), act())
     res = check_loss_activation(fresh_learner(xor_dls, head, loss_func=CrossEntropyLossFlat()))
     assert res.verdict == 'failed' and f"model.3 ({act.__name__})" in res.message, res
+
+
+def test_empty_training_loader_is_one_error_and_the_rest_skip():
+    "fastai's drop_last on a training set smaller than bs: fit would train nothing; one certain error, no crashed checks"
+    from torch.utils.data import TensorDataset
+    from fastai.data.core import DataLoaders
+    def small_xor_dls():
+        rng = np.random.default_rng(0)
+        (xt, yt), (xv, yv) = make_xor_data(48, rng), make_xor_data(200, rng)
+        return DataLoaders.from_dsets(TensorDataset(xt, yt), TensorDataset(xv, yv), bs=64)
+    learn = fresh_learner(small_xor_dls, build_mlp, loss_func=CrossEntropyLossFlat())
+    report = learn.sanity_check(on_fail=None, progress=False, budget=20)
+    verdicts = {r.name: r.verdict for r in report.results}
+    assert verdicts.pop('check_train_batches') == 'failed'
+    assert 'error' not in verdicts.values(), {r.name: r.message for r in report.results if r.verdict == 'error'}
+    assert {r.name for r in report.results if r.verdict == 'failed'} == {'check_train_batches'}
