@@ -311,7 +311,7 @@ def check_metric_baseline(learn, # the Learner whose metrics are evaluated on co
     except ValueError as e: return CheckResult(name, 'skipped', {'n_valid': n_valid}, threshold, f"{e}.")
     measured = {'n_items': n_read, 'n_valid': n_valid}
     if n_read < min_items:
-        return CheckResult(name, 'skipped', measured, threshold, f"only {n_read} validation items were read (of {n_valid}); the check needs "
+        return CheckResult(name, 'skipped', measured, threshold, f"only {n_read} validation items were read" + (f" (of {n_valid})" if n_read < n_valid else '') + f"; the check needs "
                            f"{min_items} to say that a constant predictor scores well on more than a handful of items.")
     y_shapes = {tuple(t[0].shape[1:]) for t in targets}
     if len(y_shapes) > 1: return CheckResult(name, 'skipped', measured, threshold, f"the validation targets come in batches of different shapes {sorted(y_shapes)[:3]} (padded per batch).")
