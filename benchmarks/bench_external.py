@@ -3,7 +3,7 @@ tutorials and test fixtures, and torchtest2's README bug gallery as fastai Learn
 and every finding (check, level, head of the message); then, over the healthy scripts, the false alarms per check, and over
 the planted bugs (tt2_bug_*), which check caught each one.
 
-A script is healthy unless its name starts with `tt2_bug_`. Every finding on a healthy script is a false alarm (the
+A script is healthy unless its name starts with `tt2_bug_`, or with `user_` without ending in `_fixed.py` (users' reports). Every finding on a healthy script is a false alarm (the
 command's exit status 1 is then wrong). A planted bug is caught when its script exits 1.
 
 Run by hand from the repository root: `python benchmarks/bench_external.py [--files tests/external/fastbook_01*.py ...]
@@ -17,12 +17,19 @@ ROOT = Path(__file__).resolve().parents[1]
 EXTERNAL = ROOT / 'tests' / 'external'
 SANITY = re.compile(r"sanity check '(\w+)' (failed|warning|info|error|raised)")
 
-def is_healthy(path) -> bool: return not Path(path).name.startswith('tt2_bug_')
+def is_healthy(path) -> bool:
+    "Healthy unless a planted bug: torchtest2's tt2_bug_*, or a user's report user_* (its fixed twin is user_*_fixed)"
+    name = Path(path).name
+    return not (name.startswith('tt2_bug_') or (name.startswith('user_') and not name.endswith('_fixed.py')))
+
+def twin_of(name:str) -> str:
+    "The fixed twin of a planted bug's script"
+    return name.replace('tt2_bug_', 'tt2_fixed_') if name.startswith('tt2_bug_') else name.replace('.py', '_fixed.py')
 
 def scripts(patterns=None) -> list:
     "The external scripts (not the helpers they import: synth.py, tt2_data.py)"
     if patterns: files = [f for p in patterns for f in sorted(glob.glob(p))]
-    else: files = sorted(str(f) for f in EXTERNAL.glob('*.py') if f.name.startswith(('fastbook_', 'fastai_', 'tt2_')))
+    else: files = sorted(str(f) for f in EXTERNAL.glob('*.py') if f.name.startswith(('fastbook_', 'fastai_', 'tt2_', 'user_')))
     return [str(Path(f).resolve()) for f in files if Path(f).name not in ('tt2_data.py', 'synth.py')]
 
 def finding_check(f:dict) -> str:
@@ -93,9 +100,9 @@ def report(records:list) -> dict:
         twin_checks = {Path(r['path']).name: {finding_check(f) for f in r.get('findings', []) if (f.get('level') or f.get('severity')) != 'info'}
                        for r in records}
         for name, checks in caught.items():
-            twin = name.replace('tt2_bug_', 'tt2_fixed_')
+            twin = twin_of(name)
             caught[name] = sorted(checks - twin_checks.get(twin, set()))
-        print(f"\nPlanted bugs (torchtest2's gallery): caught {sum(bool(v) for v in caught.values())}/{len(caught)} "
+        print(f"\nPlanted bugs (torchtest2's gallery, users' reports): caught {sum(bool(v) for v in caught.values())}/{len(caught)} "
               f"(by a check that stays silent on the fixed twin)")
         for name, checks in caught.items(): print(f"  {name:<44} {'caught by ' + ', '.join(checks) if checks else 'MISSED'}")
     return {'false_alarms': dict(false_alarms), 'alarmed_healthy': alarmed_healthy, 'n_healthy': len(healthy), 'caught': caught}

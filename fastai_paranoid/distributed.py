@@ -13,19 +13,20 @@ import torch.distributed as dist
 from torch import nn
 from torch.nn.modules.batchnorm import _BatchNorm
 from fastai.callback.core import Callback
-from fastai.torch_core import rank_distrib, num_distrib
+from fastai.torch_core import rank_distrib, num_distrib, find_bs
 # fastai.distributed is not imported here: its import adds ProgressCallback to fastai's `defaults.callbacks`
 def _distributed_dl_type(): return getattr(sys.modules.get('fastai.distributed'), 'DistributedDL', ())
 def _distributed_trainer_type(): return getattr(sys.modules.get('fastai.distributed'), 'DistributedTrainer', ())
 from fastcore.basics import store_attr
 import fastai_paranoid.deploy # learn.export() leaves this library's callbacks out of the pickle
-from .core import ParanoidWarning, ParanoidError, CheckResult, ON_LEAK, emit, fingerprint, module_paths, preserve_rng
+from .core import ParanoidWarning, ParanoidError, CheckResult, ON_LEAK, Finding, emit, fingerprint, module_paths, preserve_rng
 from .fresh import seed_everything
 
 # %% auto #0
 __all__ = ['KINDS', 'traffic', 'fix_distributed_dl_for_cpu', 'unwrap_model', 'DistributedCPU', 'RankEntry', 'first_served_items',
            'is_distributed', 'gather_digests', 'CrossRankDivergenceError', 'CrossRankWarning', 'check_cross_rank',
-           'check_rank_streams', 'seed_rank_streams', 'CrossRankConsistency', 'distributed_commands', 'run_distributed',
+           'check_rank_streams', 'seed_rank_streams', 'CrossRankConsistency', 'PaddedValidationWarning',
+           'PaddedValidationError', 'DistributedValidPadding', 'distributed_commands', 'run_distributed',
            'report_on_rank0']
 
 # %% ../nbs/40_distributed.ipynb #14f2208d
@@ -535,6 +536,78 @@ def _overwritten_by_ddp(learn, result)->bool:
     plan = _ddp_plan(learn)
     failing = [f for f in getattr(result, 'findings', []) if f['kind'] != 'buffers']
     return bool(failing) and plan['wrap'] == 'pending' and plan['params_copied'] and all(f['kind'] == 'weights' for f in failing)
+
+# %% ../nbs/40_distributed.ipynb #bb729362
+class PaddedValidationWarning(ParanoidWarning):
+    "Under DDP, `valid_loss` and the metrics fastai averages per batch count the validation items `DistributedDL` repeats"
+
+class PaddedValidationError(ParanoidError):
+    "Raised (on every rank) by `DistributedValidPadding(on_leak='raise')` when the repeated validation items change a reported value"
+
+def _avg_metrics(learn)->list:
+    "The metrics of `learn` that fastai averages batch by batch (`AvgMetric`: every plain function), which count a padded item"
+    avg = getattr(sys.modules.get('fastai.learner'), 'AvgMetric', ())
+    return [m for m in getattr(learn, 'metrics', []) if isinstance(m, avg)]
+
+def _scalar(v)->float|None:
+    try: return float(v.item() if hasattr(v, 'item') else v)
+    except (TypeError, ValueError): return None
+
+class DistributedValidPadding(Callback):
+    "Under DDP, report by how much `valid_loss` and the `AvgMetric` metrics count the validation items `DistributedDL` repeats to give every rank as many; keeps `reported` across fits (each validation size once)"
+    order = 12 # after DistributedTrainer (11), which wraps `learn.dl` in before_validate
+    run_train = False
+    def __init__(self, on_leak:str='warn', # 'warn', 'log' or 'raise', as every guard
+                 tol:float=1e-3, # a difference above `tol` x max(1, |value|) in a reported value is an error, below it a note
+                ):
+        store_attr()
+        self.reported = set() # (n, n_padded) already reported for this Learner: once each
+        self.padded = None # the sums over this validation's padded items, while one runs
+    def before_validate(self): self.padded = None
+    def after_batch(self):
+        dl = self.learn.dl
+        if not isinstance(dl, _distributed_dl_type()) or getattr(dl, 'n_padded', None) is None or dl.n_padded <= dl.n: return
+        names = ['valid_loss'] + [m.name for m in _avg_metrics(self.learn)]
+        if self.padded is None: self.padded = dict(n=0.0, **{k: 0.0 for k in names})
+        bs = find_bs(self.learn.yb)
+        first = dl.rank * (dl.n_padded // dl.world_size) + dl.i - bs # this batch's first item in the padded order
+        k = min(bs, max(0, first + bs - dl.n)) # the repeats are the last items of the padded order: this batch's last k
+        if k == 0: return
+        pred, yb = self.learn.pred[bs - k:], tuple(y[bs - k:] for y in self.learn.yb)
+        self.padded['n'] += k
+        self.padded['valid_loss'] += float(self.learn.loss_func(pred, *yb).mean()) * k # AvgLoss: the batch's mean loss x its size
+        for m in _avg_metrics(self.learn): self.padded[m.name] += float(m.func(pred, *yb)) * k # AvgMetric: func(batch) x its size
+    def after_validate(self):
+        dl, padded, self.padded = self.learn.dl, self.padded, None
+        if padded is None: return # no DistributedDL, or nothing padded: the same on every rank
+        sums = torch.tensor(list(padded.values()), dtype=torch.float64, device=_collective_device())
+        if is_distributed(): dist.all_reduce(sums) # a collective on every rank: each knows which of its items are repeats
+        totals = dict(zip(padded, sums.cpu().tolist()))
+        key = (dl.n, dl.n_padded)
+        if key in self.reported: return
+        self.reported.add(key)
+        n, n_padded, world = dl.n, dl.n_padded, dl.world_size
+        avg_loss = getattr(getattr(self.learn, 'recorder', None), 'loss', None) # the Recorder's AvgLoss: valid_loss
+        reported = {'valid_loss': _scalar(avg_loss.value) if avg_loss is not None else None}
+        reported.update({m.name: _scalar(m.value) for m in _avg_metrics(self.learn)})
+        values = [(k, v, (v * n_padded - totals[k]) / n) for k, v in reported.items() if v is not None]
+        worst = max((abs(v - exact) / max(1.0, abs(exact)) for _, v, exact in values), default=0.0)
+        extra = n_padded - n
+        accum = [m.name for m in getattr(self.learn, 'metrics', []) if isinstance(m, getattr(sys.modules.get('fastai.metrics'), 'AccumMetric', ()))]
+        message = (f"on {world} ranks: its {n} items are padded to {n_padded} so that every rank gets "
+                   f"{n_padded // world} (the first {extra} of the validation order served twice, at the end of rank {world - 1}'s shard), and"
+                   + (f" valid_loss and the metrics fastai averages batch by batch (AvgMetric: {', '.join(m.name for m in _avg_metrics(self.learn))}) count them twice: "
+                      if _avg_metrics(self.learn) else " valid_loss (fastai's AvgLoss, an average of batch means) counts them twice: ")
+                   + '; '.join(f"{k} {v:.6g} reported, {exact:.6g} over the {n} items" for k, v, exact in values)
+                   + (f". {', '.join(accum)} (AccumMetric) and get_preds gather the predictions and drop the repeats" if accum else ''))
+        metric_fix = ', '.join(f"AccumMetric({getattr(m.func, '__name__', m.name)}, flatten=False)" for m in _avg_metrics(self.learn))
+        fix = (f"Give the validation set a multiple of {world} items ({n} -> {n - n % world} or {n_padded}); or compute the metrics as "
+               f"AccumMetric, which fastai gathers and cuts to the {n} real items" + (f" ({metric_fix})" if metric_fix else '')
+               + f", and the loss from learn.get_preds(with_loss=True)")
+        level = 'error' if worst > self.tol else 'info' # certain either way; an error where it changes a value past `tol`
+        finding = Finding('padded_validation', level, path='learn.dls.valid (DistributedDL)', evidence=message, fix=fix,
+                          guard='DistributedValidPadding', claim='certain', category=PaddedValidationWarning)
+        emit(finding, on_leak=self.on_leak if level == 'error' else 'log', error=PaddedValidationError, learn=self.learn)
 
 # %% ../nbs/40_distributed.ipynb #e49d72a2
 def _free_port()->int:

@@ -9,7 +9,7 @@ from fastcore.basics import store_attr
 from fastai.callback.core import Callback, defaults
 from .core import get_rng_states, set_rng_states, note_built
 from .leaks import StateLeakDetector, _fastai_class # fastai.callback.schedule is not imported: it registers ProgressCallback
-from .distributed import CrossRankConsistency, DistributedCPU
+from .distributed import CrossRankConsistency, DistributedCPU, DistributedValidPadding
 from .bn import EmptyFreezeGuard # fine_tune's frozen phase on a Learner that freeze() cannot freeze (one parameter group)
 from .splitprint import SplitFingerprint # learn.save records the training split beside the weights, learn.load counts the overlap
 
@@ -53,7 +53,7 @@ class PreserveLRFindGrads(Callback):
 
 # %% ../nbs/21_paranoid.ipynb #28dca7c3
 PARANOID_GUARDS = [StateLeakDetector, PreserveLRFindRNG, PreserveLRFindGrads, CrossRankConsistency, DistributedCPU, SplitFingerprint,
-                   EmptyFreezeGuard]
+                   EmptyFreezeGuard, DistributedValidPadding]
 
 _settings = {'on': False, 'guards': [], 'on_leak': 'warn'}
 _added = weakref.WeakKeyDictionary() # Learner -> weak references to the guards paranoid() gave it (a strong one would keep the Learner alive)

@@ -220,7 +220,7 @@ def test_freeze_bn_stats_speaks_on_rank0_only(guards):
     assert r1['bn_warnings'] == [] and r0['warned_idle'] and r1['warned_idle']  # said once, known on every rank
 
 @pytest.fixture(scope='module')
-def guards(launches): return launches['guards'].result() # freeze_bn.py and leaks.py in one launch
+def guards(launches): return launches['guards'].result() # freeze_bn.py, leaks.py and valid_padding.py in one launch
 
 @pytest.fixture(scope='module')
 def freeze_bn(guards): return guards
@@ -323,3 +323,32 @@ def test_leak_detector_catches_a_forward_between_distributed_fits(leaks):
         assert found[0]['path'] == 'model.0.1 (BatchNorm2d)' # the user's model, not DDP's `module.` names
         assert 'num_batches_tracked 2 -> 3' in found[0]['evidence']
     assert len(leaks['forward_between_fits'][0]['warnings']) == 1 and leaks['forward_between_fits'][1]['warnings'] == []
+
+# --- DistributedDL pads the validation set: valid_loss and AvgMetric count the repeats (fastai 2.8.12), AccumMetric does not
+
+@pytest.fixture(scope='module')
+def valid_padding(guards): return guards
+
+@pytest.mark.slow
+def test_padded_validation_is_reported_with_the_values_over_the_real_items(valid_padding):
+    "21 items on 2 ranks: item 0 (wrong) served twice; the one-process values are 0.360881 (loss) and 20/21 (accuracy)"
+    for rank in (0, 1):
+        res = valid_padding['valid_padding'][rank]
+        loss, acc, err, f1 = res['values']
+        assert abs(loss - 0.404171) < 1e-5 and abs(acc - 20 / 22) < 1e-6 and abs(err - 2 / 22) < 1e-6 # fastai's numbers: the repeat counted
+        assert abs(f1 - 40 / 41) < 1e-6 and res['n_preds'] == 21 # AccumMetric and get_preds drop it
+        [f] = res['findings'] # two validate() and a get_preds: reported once
+        assert (f['kind'], f['level'], f['claim']) == ('padded_validation', 'error', 'certain')
+        assert 'its 21 items are padded to 22' in f['evidence'] and 'at the end of rank 1' in f['evidence']
+        assert 'valid_loss 0.404171 reported, 0.360881 over the 21 items' in f['evidence']
+        assert 'accuracy 0.909091 reported, 0.952381 over the 21 items' in f['evidence'] and 'f1_score (AccumMetric)' in f['evidence']
+        assert '(21 -> 20 or 22)' in f['fix'] and 'AccumMetric(accuracy, flatten=False)' in f['fix']
+
+@pytest.mark.slow
+def test_validation_set_a_multiple_of_the_world_size_is_silent_and_accum_metric_is_exact(valid_padding):
+    for rank in (0, 1):
+        assert valid_padding['valid_multiple'][rank]['findings'] == []
+        accum = valid_padding['valid_padding_accum'][rank]
+        assert abs(accum['values'][1] - 20 / 21) < 1e-6 # AccumMetric(accuracy, flatten=False): gathered and cut to the 21 items
+        [f] = accum['findings'] # only valid_loss still counts the repeat
+        assert "valid_loss (fastai's AvgLoss" in f['evidence'] and 'accuracy 0.9' not in f['evidence']

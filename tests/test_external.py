@@ -22,7 +22,8 @@ HEALTHY = ['tt2_fixed_08_overconfident_init.py',   # torchtest2 gallery bug 8's 
            # the book's mnist_loss (sigmoid inside the loss, targets (n, 1)), SGD: the overfit check now sees that the items left
            # above its target get no gradient from the saturated loss (an info note, not a failure)
            'fastbook_04_mnist_basics_simple_net.py',
-           'fastai_test_utils_synth_learner.py']   # fastai's own test fixture: a*x+b on 10 points
+           'fastai_test_utils_synth_learner.py',   # fastai's own test fixture: a*x+b on 10 points
+           'user_accuracy_multi_sparse_fixed.py']  # issue 17's sparse multi-label tags judged with F1ScoreMulti
 
 @pytest.mark.parametrize('script', HEALTHY)
 def test_healthy_external_script_exits_0(script):
@@ -34,3 +35,9 @@ def test_overconfident_init_is_caught():
     res = command('check', str(EXTERNAL / 'tt2_bug_08_overconfident_init.py'), cwd=EXTERNAL, timeout=120)
     assert res.returncode == 1, res.stdout[-3000:]
     assert 'check_loss_at_init' in res.stdout
+
+def test_accuracy_multi_on_sparse_labels_is_caught():
+    "issue 17: accuracy_multi on 10 tags with 7% present scores 0.94 for 'no tag at all' -- check_metric_baseline notes it (info: advice, as on the fastai book's multi-label chapter; its twin, above, is silent)"
+    res = command('check', str(EXTERNAL / 'user_accuracy_multi_sparse.py'), cwd=EXTERNAL, timeout=120)
+    assert res.returncode == 0, res.stdout[-3000:]
+    assert 'check_metric_baseline' in res.stdout and 'every label negative' in res.stdout

@@ -1,8 +1,9 @@
-"""FreezeBNStats and StateLeakDetector under DDP in one launch (one start-up of fastai per rank instead of two).
+"""FreezeBNStats, StateLeakDetector and DistributedValidPadding under DDP in one launch (one start-up of fastai per rank instead of three).
 Usage: torchrun --nproc_per_node 2 guards.py <out_dir>"""
 import os, runpy
 here = os.path.dirname(os.path.abspath(__file__))
 runpy.run_path(os.path.join(here, 'leaks.py'), run_name='__main__')
+runpy.run_path(os.path.join(here, 'valid_padding.py'), run_name='__main__')
 runpy.run_path(os.path.join(here, 'freeze_bn.py'), run_name='__main__')  # last: it lifts DDP's CPU SyncBatchNorm refusal
 
 import os, sys
