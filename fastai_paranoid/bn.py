@@ -267,8 +267,11 @@ freeze_calls = _FreezeCalls()
 class EmptyFreezeGuard(Callback):
     "Report a freeze that froze nothing (certain: a Learner with one parameter group, where `freeze()` freezes every group but the last): at the frozen phase of fastai's `learn.fine_tune` as a note, after the user's own `learn.freeze()`/`freeze_to(n)` as a warning at the next fit. Keeps one piece of state: the user's last freeze that froze nothing, until it is reported or undone"
     order = -150 # before the other callbacks' before_fit: nothing has moved yet
+    _stateattrs = ('empty_freeze',) # left out of copies and pickles: a copy of the Learner (a sanity check's) made no freeze call
     def __init__(self, on_leak:str='warn'): # what a finding does: 'warn', 'raise' or 'log'
         store_attr()
+        self._init_state()
+    def _init_state(self):
         self.empty_freeze = None # {'n', 'at', 'groups'}: the user's last freeze_to(n) call (where, and the groups then), when it froze nothing
 
     @property
@@ -297,18 +300,21 @@ class EmptyFreezeGuard(Callback):
                  EmptyFreezeWarning, on_leak='log' if self.on_leak == 'log' else 'warn', stacklevel=3, kind='empty_freeze', level='info', learn=self.learn,
                  guard='EmptyFreezeGuard', claim='certain')
             return
-        empty, model = self.empty_freeze, self.learn.model
-        if empty is None or any(not p.requires_grad for p in model.parameters()): return # nothing to say, or frozen by hand since
+        empty = self.empty_freeze
+        if empty is None or any(not p.requires_grad for p in self.learn.model.parameters()): return # nothing to say, or frozen by hand since
         self.empty_freeze = None # said once per freeze call
-        n, groups = empty['n'], empty['groups']
+        emit(self._empty_freeze_finding(**empty), on_leak=self.on_leak, stacklevel=3, learn=self.learn)
+
+    def _empty_freeze_finding(self, n, at, groups)->Finding:
+        "The warning about the user's `learn.freeze_to(n)` at `at` that froze nothing of `groups` parameter groups"
         call = 'learn.freeze()' if n == -1 else f'learn.freeze_to({n})'
-        where = f" at {empty['at']}" if empty['at'] else ''
-        if groups == 1: why = f"learn.opt has 1 parameter group (the Learner was built without a splitter), and {call.removeprefix('learn.')} freezes " + (
-            "every group but the last: here none" if n == -1 else f"the groups [:{n}]: none")
-        else: why = f"learn.opt has {groups} parameter groups, and the groups {call.removeprefix('learn.')} freezes ([:{n}]) hold no parameter it could freeze"
-        emit(Finding('empty_freeze', 'warning', '',
-                     f"{call}{where} froze nothing: {why}. Every parameter still has requires_grad=True, so this fit trains all "
-                     f"{sum(p.numel() for p in model.parameters()):,} of them, the 'frozen' body included",
-                     FIX_SPLITTER, learner=type(self.learn).__name__, # the renderers add the line that built it
-                     guard='EmptyFreezeGuard', claim='certain', category=EmptyFreezeWarning),
-             on_leak=self.on_leak, stacklevel=3, learn=self.learn)
+        short = call.removeprefix('learn.')
+        if groups == 1: why = (f"learn.opt has 1 parameter group (the Learner was built without a splitter), and {short} freezes "
+                               + ("every group but the last: here none" if n == -1 else f"the groups [:{n}]: none"))
+        else: why = f"learn.opt has {groups} parameter groups, and the groups {short} freezes ([:{n}]) hold no parameter it could freeze"
+        n_params = sum(p.numel() for p in self.learn.model.parameters())
+        return Finding('empty_freeze', 'warning', '',
+                       f"{call}{f' at {at}' if at else ''} froze nothing: {why}. Every parameter still has requires_grad=True, so this "
+                       f"fit trains all {n_params:,} of them, the 'frozen' body included",
+                       FIX_SPLITTER, learner=type(self.learn).__name__, # the renderers add the line that built it
+                       guard='EmptyFreezeGuard', claim='certain', category=EmptyFreezeWarning)

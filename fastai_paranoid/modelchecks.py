@@ -411,7 +411,7 @@ def _upstream_params(nodes:list)->list:
         todo += [n for n, _ in node.next_functions]
     return list(leaves.values())
 
-def _tested_upstream(cls)->bool:
+def _tested_by_its_library(cls)->bool:
     "Is this Function PyTorch's or fastai's own (their test suites check its backward)?"
     return getattr(cls, '__module__', '').partition('.')[0] in ('torch', 'fastai')
 
@@ -441,9 +441,11 @@ def _float64_loss(loss_func):
     loss_func = copy.deepcopy(loss_func)
     for m in (loss_func, getattr(loss_func, 'func', None)):
         if isinstance(m, nn.Module): m.double()
-    if isinstance(loss_func, BaseLoss):
-        loss_func._contiguous = lambda x: x.transpose(loss_func.axis, -1).contiguous() if isinstance(x, torch.Tensor) else x
-    return loss_func
+    if not isinstance(loss_func, BaseLoss): return loss_func
+    loss_func._contiguous = lambda x: x.transpose(loss_func.axis, -1).contiguous() if isinstance(x, torch.Tensor) else x
+    if not loss_func.floatify: return loss_func
+    loss_func.floatify = False # it casts the targets to float32 (BCEWithLogitsLossFlat): cast them to float64 instead
+    return lambda out, *yb: loss_func(out, *(y.double() if isinstance(y, torch.Tensor) else y for y in yb))
 
 def _as_float64(b:tuple)->tuple: return tuple(x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in b)
 
@@ -547,7 +549,7 @@ def check_gradient_correctness(learn:Learner, # the Learner, left as it is (a fl
             with torch.enable_grad(): found = custom_functions(_loss(learn.loss_func, model, xb, yb))
         except Exception as e:
             return CheckResult(name, 'skipped', {}, threshold, f"The loss of a copy on {n_items} training items raised {type(e).__name__}: {str(e)[:200]}.")
-        mine = {cls: nodes for cls, nodes in found.items() if not _tested_upstream(cls)}
+        mine = {cls: nodes for cls, nodes in found.items() if not _tested_by_its_library(cls)}
         measured = {'custom_functions': len(mine), 'library_functions': len(found) - len(mine)}
         if not mine:
             lib = f" (the {len(found)} in it are PyTorch's or fastai's, tested by their own suites)" if found else ''
