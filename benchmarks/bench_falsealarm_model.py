@@ -23,7 +23,8 @@ from fastai_paranoid.calibration import image_dls, small_image_net, text_dls, ra
 from fastai_paranoid import modelchecks as mc
 
 torch.set_num_threads(2)
-CHECKS = [mc.check_optimizer_coverage, mc.check_gradient_flow, mc.check_input_dependency, mc.check_output_variation]
+CHECKS = [mc.check_optimizer_coverage, mc.check_gradient_flow, mc.check_input_dependency, mc.check_output_variation,
+          mc.check_gradient_correctness]
 
 def random_mlp_learner(rng, seed):
     n_in, n_classes = int(rng.integers(2, 65)), int(rng.integers(2, 11))

@@ -15,8 +15,9 @@ from .core import (ParanoidWarning, ResultTable, frozen_modules, stat_norm_layer
                                   module_paths, tracks_running_stats)
 
 # %% auto #0
-__all__ = ['FreezeBNStatsCallback', 'FIX_SPLITTER', 'norm_stats_snapshot', 'NormStatsDrift', 'norm_stats_drift', 'BNStatsWarning',
-           'FreezeBNStats', 'fine_tune_phase', 'freezes_nothing', 'EmptyFreezeWarning', 'EmptyFreezeGuard']
+__all__ = ['FreezeBNStatsCallback', 'FIX_SPLITTER', 'freeze_calls', 'norm_stats_snapshot', 'NormStatsDrift', 'norm_stats_drift',
+           'BNStatsWarning', 'FreezeBNStats', 'fine_tune_phase', 'freezes_nothing', 'EmptyFreezeWarning',
+           'EmptyFreezeGuard']
 
 # %% ../nbs/10_bn.ipynb #f822ef7c
 _STAT_BUFFERS = ('running_mean', 'running_var', 'num_batches_tracked')
@@ -187,11 +188,13 @@ class FreezeBNStats(Callback):
 FreezeBNStatsCallback = FreezeBNStats
 
 # %% ../nbs/10_bn.ipynb #1145aa6f
-import inspect, sys
+import functools, inspect, sys, weakref
 from fastai.learner import Learner
+from .core import Finding, user_location
 
 FIX_SPLITTER = ("Give the Learner a splitter that puts the body and the head in separate parameter groups: Learner(..., "
-                "splitter=lambda m: [params(m[0]), params(m[1])]), or build it with vision_learner/cnn_learner (their own splitter); "
+                "splitter=lambda m: [params(m[0]), params(m[1])]), or build it with vision_learner/cnn_learner/unet_learner (their own splitter; "
+                "tabular_learner and collab_learner have one group too); "
                 "or freeze the body by hand: learn.model[0].requires_grad_(False).")
 
 def _fine_tune_code():
@@ -228,17 +231,90 @@ def freezes_nothing(learn:Learner)->str|None:
             f"every group but the last: here none, so all {n_params:,} parameters train")
 
 class EmptyFreezeWarning(ParanoidWarning):
-    "fastai's `fine_tune` called `learn.freeze()` on a Learner where it freezes nothing: the 'frozen' phase trains the whole model"
+    "`learn.freeze()`/`freeze_to(n)` froze nothing (a Learner with one parameter group): the 'frozen' fit trains the whole model"
+
+class _FreezeCalls:
+    "Wraps fastai's `Learner.freeze_to` while an `EmptyFreezeGuard` is attached to a Learner, so that each call is told to that Learner's guards; puts the original back when the last guard leaves (`remove_cb`, or collected) or at `reset()`"
+    def __init__(self):
+        self.guards = {} # id(guard) -> weak reference to a guard attached to a Learner
+        self.original = self.wrapper = None # fastai's `Learner.freeze_to` and ours, while ours is installed
+    def attach(self, guard):
+        key = id(guard)
+        self.guards[key] = weakref.ref(guard, lambda _, key=key: self.detach(key))
+        if self.wrapper is not None: return
+        original = Learner.__dict__['freeze_to']
+        @functools.wraps(original)
+        def freeze_to(learn, n):
+            res = original(learn, n) # fastai's own call, unchanged: the guards only look afterwards
+            for cb in list(getattr(learn, 'cbs', [])):
+                if isinstance(cb, EmptyFreezeGuard): cb.note_freeze(n)
+            return res
+        self.original, self.wrapper = original, freeze_to
+        Learner.freeze_to = freeze_to
+    def detach(self, key):
+        self.guards.pop(key, None)
+        if not self.guards: self.reset()
+    def reset(self):
+        "Forget every guard and give `Learner` its own `freeze_to` back"
+        self.guards.clear()
+        if self.wrapper is None: return
+        if Learner.__dict__.get('freeze_to') is self.wrapper: Learner.freeze_to = self.original
+        # else someone patched freeze_to on top of ours: theirs stays, ours only tells guards that are attached
+        self.original = self.wrapper = None
+
+freeze_calls = _FreezeCalls()
 
 class EmptyFreezeGuard(Callback):
-    "At the frozen phase of fastai's `learn.fine_tune`, report a freeze that froze nothing (certain: one parameter group, no parameter with requires_grad=False): the whole model trains through the 'frozen' epochs. Keeps no state"
+    "Report a freeze that froze nothing (certain: a Learner with one parameter group, where `freeze()` freezes every group but the last): at the frozen phase of fastai's `learn.fine_tune` as a note, after the user's own `learn.freeze()`/`freeze_to(n)` as a warning at the next fit. Keeps one piece of state: the user's last freeze that froze nothing, until it is reported or undone"
     order = -150 # before the other callbacks' before_fit: nothing has moved yet
+    _stateattrs = ('empty_freeze',) # left out of copies and pickles: a copy of the Learner (a sanity check's) made no freeze call
     def __init__(self, on_leak:str='warn'): # what a finding does: 'warn', 'raise' or 'log'
         store_attr()
+        self._init_state()
+    def _init_state(self):
+        self.empty_freeze = None # {'n', 'at', 'groups'}: the user's last freeze_to(n) call (where, and the groups then), when it froze nothing
+
+    @property
+    def learn(self): return self.__dict__.get('_learn')
+    @learn.setter
+    def learn(self, learn):
+        # fastai's add_cb sets `cb.learn = learner` and remove_cb sets None: while attached, freeze_to calls reach `note_freeze`
+        self.__dict__['_learn'] = learn
+        if learn is None: freeze_calls.detach(id(self))
+        else: freeze_calls.attach(self)
+
+    def note_freeze(self, n:int): # the argument of the `learn.freeze_to(n)` that just ran (freeze() is freeze_to(-1))
+        "Remember a user's freeze_to(n) that froze nothing (none of the parameters of groups [:n] has requires_grad=False); any other call forgets it"
+        self.empty_freeze = None
+        opt = self.learn.opt if self.learn is not None else None
+        if n == 0 or opt is None or fine_tune_phase(self.learn) is not None: return # unfreeze(), or fine_tune's own freeze
+        if any(not p.requires_grad for group in opt.param_lists[:n] for p in group): return
+        self.empty_freeze = {'n': n, 'at': user_location(1), 'groups': len(opt.param_lists)}
+
     def before_fit(self):
-        nothing = freezes_nothing(self.learn)
-        if nothing is None or fine_tune_phase(self.learn) != 'frozen': return
-        emit(f"learn.fine_tune called learn.freeze(), but {nothing}: its 'frozen' epochs train the whole model, a "
-             f"pretrained body included, at the head's rate (harmless when the body is not pretrained). {FIX_SPLITTER}",
-             EmptyFreezeWarning, on_leak='log' if self.on_leak == 'log' else 'warn', stacklevel=3, kind='empty_freeze', level='info', learn=self.learn,
-             guard='EmptyFreezeGuard', claim='certain')
+        if fine_tune_phase(self.learn) == 'frozen':
+            nothing = freezes_nothing(self.learn)
+            if nothing is None: return
+            emit(f"learn.fine_tune called learn.freeze(), but {nothing}: its 'frozen' epochs train the whole model, a "
+                 f"pretrained body included, at the head's rate (harmless when the body is not pretrained). {FIX_SPLITTER}",
+                 EmptyFreezeWarning, on_leak='log' if self.on_leak == 'log' else 'warn', stacklevel=3, kind='empty_freeze', level='info', learn=self.learn,
+                 guard='EmptyFreezeGuard', claim='certain')
+            return
+        empty = self.empty_freeze
+        if empty is None or any(not p.requires_grad for p in self.learn.model.parameters()): return # nothing to say, or frozen by hand since
+        self.empty_freeze = None # said once per freeze call
+        emit(self._empty_freeze_finding(**empty), on_leak=self.on_leak, stacklevel=3, learn=self.learn)
+
+    def _empty_freeze_finding(self, n, at, groups)->Finding:
+        "The warning about the user's `learn.freeze_to(n)` at `at` that froze nothing of `groups` parameter groups"
+        call = 'learn.freeze()' if n == -1 else f'learn.freeze_to({n})'
+        short = call.removeprefix('learn.')
+        if groups == 1: why = (f"learn.opt has 1 parameter group (the Learner was built without a splitter), and {short} freezes "
+                               + ("every group but the last: here none" if n == -1 else f"the groups [:{n}]: none"))
+        else: why = f"learn.opt has {groups} parameter groups, and the groups {short} freezes ([:{n}]) hold no parameter it could freeze"
+        n_params = sum(p.numel() for p in self.learn.model.parameters())
+        return Finding('empty_freeze', 'warning', '',
+                       f"{call}{f' at {at}' if at else ''} froze nothing: {why}. Every parameter still has requires_grad=True, so this "
+                       f"fit trains all {n_params:,} of them, the 'frozen' body included",
+                       FIX_SPLITTER, learner=type(self.learn).__name__, # the renderers add the line that built it
+                       guard='EmptyFreezeGuard', claim='certain', category=EmptyFreezeWarning)

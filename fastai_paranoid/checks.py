@@ -842,7 +842,8 @@ def check_frozen(learn:Learner, # the Learner, left as it is
                 f"(harmless for a model with no pretrained body; for a pretrained one, its body is trained at the head's rate).",
                 FIX_SPLITTER, claim='certain')
         return CheckResult(name, 'skipped', message="nothing is frozen: no parameter has requires_grad=False and learn.opt has no frozen "
-                           "parameter group (learn.freeze() makes some)" + (f"; if you called learn.freeze(), it froze nothing: {nothing}." if nothing else "."),
+                           + (f"parameter group, and learn.freeze() cannot freeze anything here (if you called it, it froze nothing): {nothing}."
+                              if nothing else "parameter group (learn.freeze() makes some)."),
                            fix=FIX_SPLITTER if nothing else '')
     lr = user_lr(learn, lr)
     originals = dict(learn.model.named_parameters())

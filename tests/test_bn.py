@@ -8,7 +8,7 @@ from fastai.callback.schedule import *  # fit_one_cycle, fine_tune, lr_find
 from fastai.learner import Learner, load_learner
 from fastai.vision.learner import vision_learner
 from fastai.vision.models import resnet18
-from fastai_paranoid.bn import FreezeBNStats, FreezeBNStatsCallback, BNStatsWarning, norm_stats_snapshot, norm_stats_drift
+from fastai_paranoid.bn import FreezeBNStats, FreezeBNStatsCallback, BNStatsWarning, EmptyFreezeGuard, norm_stats_snapshot, norm_stats_drift
 from fastai_paranoid.core import fingerprint, stat_norm_layers, rng_fingerprint
 from fastai_paranoid.fresh import seed_everything
 from fastai_paranoid.fixtures import bn_cnn, random_image_dls, digits_dls
@@ -240,3 +240,47 @@ def test_resolves_after_the_model_is_wrapped_in_before_fit(modules):
     drift = learn.freeze_bn_stats.drift
     assert [r['verdict'] for r in drift] == ['held', 'held']
     assert drift[0]['layer'] == 'model.0.1 (SyncBatchNorm)'   # named at after_fit, once the wrapper is gone
+
+def _mlp_learner(**kw):
+    "torchtest2 bug 6's Learner: a trunk-and-head MLP (model[0] the body, model[1] the head)"
+    from fastai_paranoid.fixtures import xor_dls
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Sequential(nn.Linear(2, 16), nn.ReLU()), nn.Linear(16, 2))
+    return Learner(xor_dls(n_valid=64), model, loss_func=nn.CrossEntropyLoss(), **kw)
+
+def _empty_freeze_findings(fn):
+    from fastai_paranoid.bn import EmptyFreezeWarning
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter('always')
+        fn()
+    return [x.message.finding for x in w if issubclass(x.category, EmptyFreezeWarning)]
+
+def test_users_empty_freeze_is_a_warning_under_paranoid_and_fastai_freeze_to_comes_back():
+    "torchtest2 bug 6: learn.freeze() on a one-group Learner, then fit -- a certain warning; with a splitter, silent; and the freeze_to wrapper leaves with the guards"
+    import gc
+    from fastai_paranoid.paranoid import paranoid
+    from fastai_paranoid.bn import freeze_calls
+    gc.collect()
+    fastai_freeze_to = freeze_calls.original or Learner.__dict__['freeze_to']
+    with paranoid(guards=[EmptyFreezeGuard]):
+        learn = _mlp_learner()
+        learn.freeze()
+        with learn.no_bar(), learn.no_logging(): found = _empty_freeze_findings(lambda: (learn.fit(1), learn.fit(1)))
+        assert [(f.level, f.claim) for f in found] == [('warning', 'certain')], found
+        assert '1 parameter group' in found[0].evidence and 'splitter=' in found[0].fix and 'test_bn.py' in found[0].evidence
+        twin = _mlp_learner(splitter=lambda m: [list(m[0].parameters()), list(m[1].parameters())])
+        twin.freeze()
+        with twin.no_bar(), twin.no_logging(): assert _empty_freeze_findings(lambda: twin.fit(1)) == []
+        assert not any(p.requires_grad for p in twin.model[0].parameters()) # fastai's freeze ran as always
+        assert Learner.__dict__['freeze_to'] is not fastai_freeze_to
+    del learn, twin
+    gc.collect()
+    assert Learner.__dict__['freeze_to'] is fastai_freeze_to, "paranoid(False) removed the guards, so fastai's freeze_to must be back"
+
+def test_fine_tune_one_group_is_a_note_and_the_users_unfreeze_is_silent():
+    from fastai_paranoid.bn import EmptyFreezeGuard
+    learn = _mlp_learner(cbs=EmptyFreezeGuard())
+    with learn.no_bar(), learn.no_logging():
+        assert [f.level for f in _empty_freeze_findings(lambda: learn.fine_tune(1))] == ['info']
+        assert _empty_freeze_findings(lambda: (learn.freeze(), learn.unfreeze(), learn.fit(1))) == []
+        assert _empty_freeze_findings(lambda: (learn.freeze(), learn.fit(1)))[0].level == 'warning'

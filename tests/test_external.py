@@ -1,6 +1,6 @@
 """A small CI sample of tests/external/ (code written elsewhere, run offline on synthetic data in the datasets' real layouts):
 `fastai-paranoid check` must exit 0 on healthy scripts from the fastai book and fastai's own test fixture, and exit 1 on
-one of torchtest2's planted bugs that the checks already catch. The full corpus, with the false-alarm table, is
+torchtest2's planted bugs that the checks catch, naming the check (each bug's fixed twin is among the healthy scripts). The full corpus, with the false-alarm table, is
 `python benchmarks/bench_external.py`.
 
 Before the calibration fixes of issue 16 (benchmarks/results/external_before.txt, measured 2026-12-01 on branch calib):
@@ -23,18 +23,25 @@ HEALTHY = ['tt2_fixed_08_overconfident_init.py',   # torchtest2 gallery bug 8's 
            # above its target get no gradient from the saturated loss (an info note, not a failure)
            'fastbook_04_mnist_basics_simple_net.py',
            'fastai_test_utils_synth_learner.py',   # fastai's own test fixture: a*x+b on 10 points
-           'user_accuracy_multi_sparse_fixed.py']  # issue 17's sparse multi-label tags judged with F1ScoreMulti
+           'user_accuracy_multi_sparse_fixed.py',  # issue 17's sparse multi-label tags judged with F1ScoreMulti
+           'tt2_fixed_06_frozen_still_trained.py', # bug 6's fixed twin: a splitter, so learn.freeze() freezes the backbone
+           'tt2_fixed_12_wrong_backward.py']       # bug 12's fixed twin: a custom autograd.Function with the right backward
 
 @pytest.mark.parametrize('script', HEALTHY)
 def test_healthy_external_script_exits_0(script):
     res = command('check', str(EXTERNAL / script), cwd=EXTERNAL, timeout=120)
     assert res.returncode == 0, f"{script} is healthy, yet `fastai-paranoid check` exited {res.returncode}:\n{res.stdout[-3000:]}"
 
-def test_overconfident_init_is_caught():
-    "torchtest2 gallery bug 8: the last layer initialised with std 1 -- check_loss_at_init fails it (loss 3.5 x ln(10))"
-    res = command('check', str(EXTERNAL / 'tt2_bug_08_overconfident_init.py'), cwd=EXTERNAL, timeout=120)
+CAUGHT = [('tt2_bug_08_overconfident_init.py', 'check_loss_at_init'),  # the last layer initialised with std 1 (loss 3.5 x ln(10))
+          ('tt2_bug_06_frozen_still_trained.py', 'empty_freeze'),      # learn.freeze() on a Learner without a splitter: EmptyFreezeGuard
+          ('tt2_bug_12_wrong_backward.py', 'check_gradient_correctness')] # Square's backward returns x * grad, not 2 * x * grad
+
+@pytest.mark.parametrize('script,check', CAUGHT)
+def test_planted_bug_is_caught(script, check):
+    "torchtest2 gallery bugs: the command exits 1 and names the check that caught it"
+    res = command('check', str(EXTERNAL / script), cwd=EXTERNAL, timeout=120)
     assert res.returncode == 1, res.stdout[-3000:]
-    assert 'check_loss_at_init' in res.stdout
+    assert check in res.stdout, res.stdout[-3000:]
 
 def test_accuracy_multi_on_sparse_labels_is_caught():
     "issue 17: accuracy_multi on 10 tags with 7% present scores 0.94 for 'no tag at all' -- check_metric_baseline notes it (info: advice, as on the fastai book's multi-label chapter; its twin, above, is silent)"

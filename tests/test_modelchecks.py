@@ -20,7 +20,7 @@ from cli_helpers import command
 from test_checkrun import checked, SCRIPTS
 
 pytestmark = pytest.mark.usefixtures('one_thread')
-CHECKS = ['check_optimizer_coverage', 'check_gradient_flow', 'check_input_dependency', 'check_output_variation']
+CHECKS = ['check_optimizer_coverage', 'check_gradient_flow', 'check_input_dependency', 'check_output_variation', 'check_gradient_correctness']
 ALARMS = ('failed', 'warning', 'error')
 
 @pytest.fixture(autouse=True)
@@ -74,6 +74,35 @@ class BiasHead(nn.Module):
         h = self.body(x)
         return self.lin.bias.expand(len(x), -1) if self.bug else self.lin(h)
 
+def _square(wrong):
+    "torchtest2 bug 12's custom autograd.Function: x**2, with the right backward or the one that forgot the 2"
+    class Square(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x**2
+        @staticmethod
+        def backward(ctx, grad):
+            (x,) = ctx.saved_tensors
+            return (1 if wrong else 2) * x * grad
+    return Square
+
+class MyReLU(torch.autograd.Function):
+    "A correct custom ReLU: a kink at 0 that central differences must not mistake for a wrong backward"
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x.clamp(min=0)
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return grad * (x > 0)
+
+class CustomFn(nn.Module):
+    "An MLP whose activation is a custom autograd.Function (BatchNorm and dropout around it)"
+    def __init__(self, fn): super().__init__(); self.fn, self.fc0, self.bn, self.drop, self.fc = fn, nn.Linear(10, 32), nn.BatchNorm1d(32), nn.Dropout(0.2), nn.Linear(32, 2)
+    def forward(self, x): return self.fc(self.drop(self.fn.apply(self.bn(self.fc0(x)))))
+
 def replaced_head(bug, seed):
     learn = Learner(features_dls(seed), mlp(), loss_func=nn.CrossEntropyLoss())
     if bug: learn.create_opt()
@@ -94,6 +123,7 @@ BUGS = {
     'forward reads x[:, :5] of 10 features': ('check_input_dependency', lambda bug, seed: ce(features_dls(seed), Slice(5 if bug else 10, mlp(5 if bug else 10)))),
     'forward ignores the mask argument': ('check_input_dependency', lambda bug, seed: ce(masked_dls(seed), MaskedMLP(not bug))),
     'head returns its bias': ('check_output_variation', lambda bug, seed: ce(features_dls(seed), BiasHead(bug))),
+    'custom autograd.Function with a wrong backward': ('check_gradient_correctness', lambda bug, seed: ce(features_dls(seed), CustomFn(_square(bug)))),
 }
 
 def run(learn, checks=CHECKS):
@@ -122,6 +152,17 @@ def test_findings_name_the_culprits():
     assert 'model.extra.weight (Linear)' in mc.check_gradient_flow(ce(features_dls(), Unused(False))).message
     assert 'features 5-9 of 10' in mc.check_input_dependency(ce(features_dls(), Slice(5, mlp(5)))).message
     assert mc.check_input_dependency(ce(masked_dls(), MaskedMLP(False))).measured['ignored_inputs'] == [1]
+    res = mc.check_gradient_correctness(ce(features_dls(), CustomFn(_square(True))))
+    assert 'Square' in res.message and 'model.fc0.weight (Linear)' in res.message and '0.5 x the true slope' in res.message
+
+def test_gradient_correctness_leaves_torch_as_it_was():
+    "The float64 copy: the default dtype, the Function class and the user's model (float32, its weights) are as they were"
+    square = _square(True)
+    learn = ce(features_dls(), CustomFn(square))
+    attrs = dict(vars(square))
+    assert run(learn, ['check_gradient_correctness'])['check_gradient_correctness'].verdict == 'failed'
+    assert torch.get_default_dtype() == torch.float32 and dict(vars(square)) == attrs
+    assert all(p.dtype == torch.float32 for p in learn.model.parameters())
 
 # healthy Learners of every family: no alarm from any of the four checks
 def _vision(seed):
@@ -194,7 +235,8 @@ HEALTHY = {'mlp': lambda s: ce(features_dls(s), mlp()), 'dropout': lambda s: ce(
            'zero-init head': _zero_head, 'drop path': lambda s: ce(features_dls(s), DropPath()),
            'torchvision stochastic depth': lambda s: ce(features_dls(s), TVStochasticDepth()), 'frozen': _frozen,
            'two inputs': lambda s: ce(masked_dls(s), MaskedMLP(True)), 'cnn': _cnn, 'tabular': _tabular, 'collab': _collab,
-           'resnet18': _vision, 'xresnet18 zero-init BN': _xresnet, 'text': _text}
+           'resnet18': _vision, 'xresnet18 zero-init BN': _xresnet, 'text': _text,
+           'custom autograd.Function (a ReLU with its kink)': lambda s: Learner(features_dls(s), CustomFn(MyReLU), loss_func=CrossEntropyLossFlat())}
 SLOW = {'resnet18', 'xresnet18 zero-init BN', 'text'}
 
 @pytest.mark.parametrize('name', [pytest.param(n, marks=[pytest.mark.slow] if n in SLOW else []) for n in HEALTHY])
@@ -203,7 +245,7 @@ def test_healthy_learner_gets_no_alarm(name):
         torch.manual_seed(seed)
         report = run(HEALTHY[name](seed))
         assert [f"{r.name} {r.verdict}: {r.message}" for r in report if r.verdict in ALARMS] == []
-        assert [r.verdict for r in report] == ['passed'] * 4, [r.message for r in report]
+        assert [r.verdict for r in report] == ['passed'] * len(CHECKS), [r.message for r in report]
 
 def test_registered_early_in_sanity_check():
     "Cheap checks run early: after the loss at init (order 10), before the loss/activation check (20) and every check that trains"
