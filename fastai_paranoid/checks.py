@@ -1054,5 +1054,5 @@ def sanity_check(self:Learner,
     return report
 
 # %% ../nbs/30_checks.ipynb #3c0d1e34
-from . import modelchecks # registers the model checks (11-14); imported last, as it builds on this module (not run here: it would patch sanity_check again)
+from . import modelchecks # registers the model checks (11-15); imported last, as it builds on this module (not run here: it would patch sanity_check again)
 from . import validchecks # registers the validation checks (91-93) the same way
