@@ -1,9 +1,10 @@
 """Run `fastai-paranoid check` on the scripts of tests/external/ (code written elsewhere: the fastai book's chapters, fastai's
-tutorials and test fixtures, and torchtest2's README bug gallery as fastai Learners) and print, per script, the exit status
+tutorials and test fixtures, torchtest2's README bug gallery as fastai Learners, and the fastai users' reported silent bugs
+of issue 17's catch table, user_bug_NN / user_fixed_NN) and print, per script, the exit status
 and every finding (check, level, head of the message); then, over the healthy scripts, the false alarms per check, and over
-the planted bugs (tt2_bug_*), which check caught each one.
+the planted bugs (tt2_bug_*, user_bug_*), which check caught each one.
 
-A script is healthy unless its name starts with `tt2_bug_`. Every finding on a healthy script is a false alarm (the
+A script is healthy unless its name starts with `tt2_bug_` or `user_bug_`. Every finding on a healthy script is a false alarm (the
 command's exit status 1 is then wrong). A planted bug is caught when its script exits 1.
 
 Run by hand from the repository root: `python benchmarks/bench_external.py [--files tests/external/fastbook_01*.py ...]
@@ -17,12 +18,16 @@ ROOT = Path(__file__).resolve().parents[1]
 EXTERNAL = ROOT / 'tests' / 'external'
 SANITY = re.compile(r"sanity check '(\w+)' (failed|warning|info|error|raised)")
 
-def is_healthy(path) -> bool: return not Path(path).name.startswith('tt2_bug_')
+BUG_PREFIXES = ('tt2_bug_', 'user_bug_') # planted bugs; each has a fixed twin named with _fixed_ in place of _bug_
+
+def is_healthy(path) -> bool: return not Path(path).name.startswith(BUG_PREFIXES)
+
+def twin_of(name:str) -> str: return name.replace('_bug_', '_fixed_', 1)
 
 def scripts(patterns=None) -> list:
     "The external scripts (not the helpers they import: synth.py, tt2_data.py)"
     if patterns: files = [f for p in patterns for f in sorted(glob.glob(p))]
-    else: files = sorted(str(f) for f in EXTERNAL.glob('*.py') if f.name.startswith(('fastbook_', 'fastai_', 'tt2_')))
+    else: files = sorted(str(f) for f in EXTERNAL.glob('*.py') if f.name.startswith(('fastbook_', 'fastai_', 'tt2_', 'user_')))
     return [str(Path(f).resolve()) for f in files if Path(f).name not in ('tt2_data.py', 'synth.py')]
 
 def finding_check(f:dict) -> str:
@@ -88,14 +93,14 @@ def report(records:list) -> dict:
     print("False alarms per check (healthy scripts with at least one finding from it):")
     for check, n in false_alarms.most_common(): print(f"  {check:<36} {n}/{len(healthy)}")
     if caught:
-        # a bug counts as caught by the checks that fire on it and not on its fixed twin (tt2_fixed_*): a false alarm that
+        # a bug counts as caught by the checks that fire on it and not on its fixed twin (tt2_fixed_*, user_fixed_*): a false alarm that
         # fires on both is no catch
         twin_checks = {Path(r['path']).name: {finding_check(f) for f in r.get('findings', []) if (f.get('level') or f.get('severity')) != 'info'}
                        for r in records}
         for name, checks in caught.items():
-            twin = name.replace('tt2_bug_', 'tt2_fixed_')
+            twin = twin_of(name)
             caught[name] = sorted(checks - twin_checks.get(twin, set()))
-        print(f"\nPlanted bugs (torchtest2's gallery): caught {sum(bool(v) for v in caught.values())}/{len(caught)} "
+        print(f"\nPlanted bugs (torchtest2's gallery, users' reports): caught {sum(bool(v) for v in caught.values())}/{len(caught)} "
               f"(by a check that stays silent on the fixed twin)")
         for name, checks in caught.items(): print(f"  {name:<44} {'caught by ' + ', '.join(checks) if checks else 'MISSED'}")
     return {'false_alarms': dict(false_alarms), 'alarmed_healthy': alarmed_healthy, 'n_healthy': len(healthy), 'caught': caught}
