@@ -1,9 +1,10 @@
 """Run `fastai-paranoid check` on the scripts of tests/external/ (code written elsewhere: the fastai book's chapters, fastai's
-tutorials and test fixtures, and torchtest2's README bug gallery as fastai Learners) and print, per script, the exit status
+tutorials and test fixtures, torchtest2's README bug gallery as fastai Learners, and the fastai users' reported silent bugs
+of issue 17's catch table, user_bug_NN / user_fixed_NN) and print, per script, the exit status
 and every finding (check, level, head of the message); then, over the healthy scripts, the false alarms per check, and over
-the planted bugs (tt2_bug_*), which check caught each one.
+the planted bugs (tt2_bug_*, user_bug_*), which check caught each one.
 
-A script is healthy unless its name starts with `tt2_bug_`, or with `user_` without ending in `_fixed.py` (users' reports). Every finding on a healthy script is a false alarm (the
+A script is healthy unless its name starts with `tt2_bug_` or `user_bug_`, or with `user_` without ending in `_fixed.py` (users' reports). Every finding on a healthy script is a false alarm (the
 command's exit status 1 is then wrong). A planted bug is caught when its script exits 1.
 
 Run by hand from the repository root: `python benchmarks/bench_external.py [--files tests/external/fastbook_01*.py ...]
@@ -110,7 +111,7 @@ def report(records:list) -> dict:
     for check, n in false_alarms.most_common(): print(f"  {check:<36} {n}/{len(healthy)}")
     for name in by_design: print(f"  not counted: {name}: {BY_DESIGN[name][0]}, a true finding: {BY_DESIGN[name][1]}")
     if caught:
-        # a bug counts as caught by the checks that fire on it and not on its fixed twin (tt2_fixed_*): a false alarm that
+        # a bug counts as caught by the checks that fire on it and not on its fixed twin (tt2_fixed_*, user_fixed_*): a false alarm that
         # fires on both is no catch
         twin_checks = {Path(r['path']).name: {finding_check(f) for f in r.get('findings', []) if (f.get('level') or f.get('severity')) != 'info'}
                        for r in records}
