@@ -368,6 +368,7 @@ def fingerprint(t:torch.Tensor, # any tensor (parameters, buffers, optimizer sta
     else:
         vals, counts = _torch_sums([t])
         count = counts[0]
+    if count == 1: return (tuple(t.shape), str(t.dtype), vals[0], (vals[1] & _MASK64) | (vals[2] & _MASK64) << 64) # `_combine`'s numbers, sooner
     return (tuple(t.shape), str(t.dtype), *_combine([vals[3 * j:3 * j + 3] for j in range(count)]))
 
 # %% ../nbs/00_core.ipynb #f059878e
@@ -662,7 +663,7 @@ def _planes_in_place(t)->tuple:
 
 class _Kernel:
     "The compiled `fp_planes`, called like `_torch_sums`; `one(t)`: (sums, planes) of a single tensor, with less Python in the way"
-    def __init__(self, fn): self.fn = fn
+    def __init__(self, fn): self.fn, self.bufs = fn, threading.local()
     def _run(self, desc:list, copies):
         m = len(desc) // 4
         out = (ctypes.c_int64 * (3 * m))()
@@ -670,7 +671,13 @@ class _Kernel:
         return out[:] # `copies` were alive until here
     def one(self, t)->tuple:
         planes, copy = _planes_in_place(t)
-        return self._run(planes, copy), len(planes) // 4
+        if len(planes) > 4: return self._run(planes, copy), len(planes) // 4
+        bufs = self.bufs.__dict__
+        if not bufs: bufs.update(desc=(ctypes.c_int64 * 4)(), out=(ctypes.c_int64 * 3)()) # one pair per thread
+        desc, out = bufs['desc'], bufs['out']
+        desc[:] = planes
+        if self.fn(1, desc, out, torch.get_num_threads()): raise MemoryError("fingerprints: out of memory")
+        return out[:], 1
     def __call__(self, ts:list)->tuple:
         desc, counts, copies = [], [], []
         for t in ts:
