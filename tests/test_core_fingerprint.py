@@ -139,7 +139,8 @@ def test_kernel_reads_in_place(kernel):
 def test_the_kernel_is_there_where_a_compiler_is():
     "A kernel that failed its check against PyTorch's ops is switched off (the tests above would skip): here that is a failure"
     import shutil
-    if shutil.which('cc') is None: pytest.skip("no C compiler")
+    import os
+    if shutil.which('cc') is None or os.environ.get('FASTAI_PARANOID_NATIVE') == '0': pytest.skip("no C compiler, or the kernel switched off")
     assert core._native() is not None
 
 def test_a_kernel_that_disagrees_is_not_used(tmp_path):
