@@ -230,14 +230,18 @@ _LANES, _BLOCK_ROWS = 32, 2048 # 32 lanes, blocks of 2048 rows of them (65,536 e
 _BLOCK = _LANES * _BLOCK_ROWS
 _MASK64 = (1 << 64) - 1
 
-def _bits(t)->list:
-    "`t`'s raw bits as flat signed-integer planes: one for 1-, 2- and 4-byte elements, two (low, high halves) for 8-byte ones"
+def _flat_real(t)->torch.Tensor:
+    "`t`'s elements as a flat, contiguous tensor of a real dtype with the same bits: complex ones as their real and imaginary parts, bools as bytes"
     t = t.detach()
     if t.is_conj(): t = t.resolve_conj()
     if t.is_neg(): t = t.resolve_neg()
     if t.is_complex(): t = torch.view_as_real(t)
     if t.dtype == torch.bool: t = t.view(torch.uint8)
-    flat = t.reshape(-1) if t.is_contiguous() else t.contiguous().view(-1) # a view when contiguous: no copy
+    return t.reshape(-1) if t.is_contiguous() else t.contiguous().view(-1) # a view when contiguous: no copy
+
+def _bits(t)->list:
+    "`t`'s raw bits as flat signed-integer planes: one for 1-, 2- and 4-byte elements, two (low, high halves) for 8-byte ones"
+    flat = _flat_real(t)
     size = flat.element_size()
     bits = flat.view(_INT_VIEW[size])
     return [bits] if size < 8 else [bits[0::2], bits[1::2]]
@@ -293,6 +297,9 @@ def _sums(x)->torch.Tensor:
 
 def _combine(planes:list)->tuple:
     "(plain, weighted) Python ints from each plane's (plain, lane-weighted, row-weighted) sums"
+    if len(planes) == 1: # what the general case gives, sooner
+        plain, lanes, rows = planes[0]
+        return plain, (lanes & _MASK64) | (rows & _MASK64) << 64
     plain = sum(p[0] << (32 * k) for k, p in enumerate(planes)) & _MASK64
     weighted = 0
     for k, s in enumerate(x for p in planes for x in p[1:]): weighted |= (s & _MASK64) << (64 * k)
@@ -318,36 +325,400 @@ def _small_sums(xs:list)->torch.Tensor:
         res[:2].index_add_(1, seg[i:i + _CHUNK], w[:, i:i + _CHUNK] * c[i:i + _CHUNK].to(torch.int64))
     return res.t()
 
+def _torch_sums(ts:list)->tuple:
+    "(sums, planes): the (plain, lane-weighted, row-weighted) sums of every plane of the tensors `ts` (all on one device), 3 ints a plane, with one transfer to the host; and each tensor's number of planes"
+    planes = [_bits(t) for t in ts]
+    flat = [x for ps in planes for x in ps]
+    sums, short = [None] * len(flat), {} # short planes, by dtype: summed together
+    for j, x in enumerate(flat):
+        if x.numel() < _DIRECT: short.setdefault(x.dtype, []).append(j)
+        else: sums[j] = _sums(x)
+    for js in short.values():
+        if len(js) == 1: sums[js[0]] = _sums(flat[js[0]])
+        else:
+            for j, s in zip(js, _small_sums([flat[j] for j in js])): sums[j] = s
+    return (torch.cat(sums).tolist() if sums else []), [len(ps) for ps in planes]
+
+def _device_sums(ts:list)->tuple:
+    "`_torch_sums(ts)`, by the compiled kernel in one read of each tensor where they are on the CPU and it can be built"
+    native = _native() if ts[0].is_cpu else None
+    return native(ts) if native is not None else _torch_sums(ts)
+
 def fingerprints(tensors:list, # tensors, on any devices
                 )->list:
     "`fingerprint` of each tensor in `tensors`, with one transfer to the host per device"
     tensors = list(tensors)
     res = [None] * len(tensors)
     by_device = {}
-    for i, t in enumerate(tensors): by_device.setdefault(t.device, []).append(i)
-    for device, idxs in by_device.items():
-        planes = [_bits(tensors[i]) for i in idxs]
-        flat = [x for ps in planes for x in ps]
-        sums, short = [None] * len(flat), {} # short planes, by dtype: summed together
-        for j, x in enumerate(flat):
-            if x.numel() < _DIRECT: short.setdefault(x.dtype, []).append(j)
-            else: sums[j] = _sums(x)
-        for js in short.values():
-            for j, s in zip(js, _small_sums([flat[j] for j in js])): sums[j] = s
-        vals = torch.cat(sums).tolist() if sums else []
+    for i, t in enumerate(tensors): by_device.setdefault('cpu' if t.is_cpu else t.device, []).append(i)
+    for idxs in by_device.values():
+        vals, counts = _device_sums([tensors[i] for i in idxs])
         k = 0
-        for i, ps in zip(idxs, planes):
+        for i, count in zip(idxs, counts):
             t = tensors[i]
-            res[i] = (tuple(t.shape), str(t.dtype), *_combine([vals[k + 3 * j:k + 3 * j + 3] for j in range(len(ps))]))
-            k += 3 * len(ps)
+            res[i] = (tuple(t.shape), str(t.dtype), *_combine([vals[k + 3 * j:k + 3 * j + 3] for j in range(count)]))
+            k += 3 * count
     return res
 
 def fingerprint(t:torch.Tensor, # any tensor (parameters, buffers, optimizer state)
                )->tuple:
     "Exact, cheap change detector of a tensor: (shape, dtype, a plain and a position-weighted sum of its bits)"
-    ps = _bits(t)
-    s = (_sums(ps[0]) if len(ps) == 1 else torch.cat([_sums(x) for x in ps])).tolist()
-    return (tuple(t.shape), str(t.dtype), *_combine([s[3 * j:3 * j + 3] for j in range(len(ps))]))
+    native = _native() if t.is_cpu else None
+    if native is not None: vals, count = native.one(t)
+    else:
+        vals, counts = _torch_sums([t])
+        count = counts[0]
+    if count == 1: return (tuple(t.shape), str(t.dtype), vals[0], (vals[1] & _MASK64) | (vals[2] & _MASK64) << 64) # `_combine`'s numbers, sooner
+    return (tuple(t.shape), str(t.dtype), *_combine([vals[3 * j:3 * j + 3] for j in range(count)]))
+
+# %% ../nbs/00_core.ipynb #f059878e
+import ctypes, hashlib, platform, shlex, shutil, subprocess, tempfile, threading
+
+_NATIVE_SOURCE = r"""
+/* fastai_paranoid: the (plain, lane-weighted, row-weighted) sums of `core._sums`, in one read of each plane */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <pthread.h>
+
+#define LANES 32
+#define BLOCK_ROWS 2048
+#define BLOCK (LANES * BLOCK_ROWS)
+#define DIRECT 4096 /* shorter planes are weighted element by element */
+#define PIECE 16    /* blocks per piece when a large plane is shared between threads */
+
+/* `core._mix31`: a bijection of [0, 2^31) */
+static inline uint64_t mix31(uint64_t i) {
+    const uint64_t m = (1ull << 31) - 1;
+    i = (i * 0x2C1B3C6Dull) & m;
+    i ^= i >> 15;
+    i = (i * 0x297A2D39ull) & m;
+    return i ^ (i >> 13);
+}
+/* `core._weights`: lane sum (or element) g weighs mix31(g) + 1, row j of a block mix31(j + 2^30) + 1 */
+static uint64_t lane_table[DIRECT], row_table[BLOCK_ROWS]; /* filled when the library is loaded */
+__attribute__((constructor)) static void fill_tables(void) {
+    for (uint64_t g = 0; g < DIRECT; g++) lane_table[g] = mix31(g) + 1;
+    for (uint64_t j = 0; j < BLOCK_ROWS; j++) row_table[j] = mix31(j + (1ull << 30)) + 1;
+}
+static inline uint64_t lane_weight(uint64_t g) { return g < DIRECT ? lane_table[g] : mix31(g) + 1; }
+
+/* A plane: `n` integers of `width` bytes (1, 2, 4) at `x`; width 8: the 32-bit half `half` (0: the one at the lower
+   address) of n 8-byte elements, as `core._bits` splits them */
+typedef struct { const char *x; int64_t n, width, half; } plane_t;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#define HALF_SHIFT(half) ((half) ? 0 : 32)
+#else
+#define HALF_SHIFT(half) ((half) ? 32 : 0)
+#endif
+
+/* Blocks [b0, b1) of a plane, and with `tail` its partial block and leftovers: adds their plain and lane-weighted sums to
+   sums[0], sums[1] and their row sums to rs. Sums of elements wrap around at the element's width (U), as PyTorch's do;
+   the weighted ones modulo 2^64. T: the type read, LOAD(p, i): element i from p, as U */
+#define SPAN(NAME, T, U, S, LOAD)                                                                                 \
+static void NAME(const plane_t *pl, int64_t b0, int64_t b1, int tail, uint64_t *sums, U *rs) {                      \
+    const T *x = (const T *)pl->x;                                                                                \
+    const int shift = HALF_SHIFT(pl->half);                                                                       \
+    const int64_t n = pl->n, blocks = n / BLOCK, rows = (n - blocks * BLOCK) / LANES, left = n % LANES;           \
+    uint64_t plain = 0, weighted = 0;                                                                             \
+    (void)shift;                                                                                                  \
+    for (int64_t b = b0; b < b1 + tail; b++) {                                                                    \
+        const int64_t nrows = b < blocks ? BLOCK_ROWS : rows;                                                     \
+        const T *p = x + b * BLOCK;                                                                               \
+        U lane[LANES];                                                                                            \
+        memset(lane, 0, sizeof lane);                                                                             \
+        for (int64_t r = 0; r < nrows; r++, p += LANES) {                                                         \
+            U row = 0;                                                                                            \
+            for (int l = 0; l < LANES; l++) {                                                                     \
+                U v = LOAD(p, l);                                                                                 \
+                lane[l] += v;                                                                                     \
+                row += v;                                                                                         \
+            }                                                                                                     \
+            rs[r] += row;                                                                                         \
+        }                                                                                                         \
+        for (int l = 0; nrows && l < LANES; l++) {                                                                \
+            uint64_t v = (uint64_t)(int64_t)(S)lane[l];                                                           \
+            plain += v;                                                                                           \
+            weighted += lane_weight((uint64_t)(b * LANES + l)) * v;                                               \
+        }                                                                                                         \
+    }                                                                                                             \
+    if (tail) {                                                                                                   \
+        const uint64_t g = (uint64_t)((blocks + (rows > 0)) * LANES);                                             \
+        for (int64_t i = 0; i < left; i++) {                                                                      \
+            uint64_t v = (uint64_t)(int64_t)(S)LOAD(x + n - left, i);                                             \
+            plain += v;                                                                                           \
+            weighted += lane_weight(g + i) * v;                                                                   \
+        }                                                                                                         \
+    }                                                                                                             \
+    sums[0] += plain;                                                                                             \
+    sums[1] += weighted;                                                                                          \
+}
+#define ELEMENT(p, i) ((p)[i])
+#define HALF(p, i) ((uint32_t)((p)[i] >> shift))
+SPAN(span8, uint8_t, uint8_t, int8_t, ELEMENT)
+SPAN(span16, uint16_t, uint16_t, int16_t, ELEMENT)
+SPAN(span32, uint32_t, uint32_t, int32_t, ELEMENT)
+SPAN(span64, uint64_t, uint32_t, int32_t, HALF)
+
+/* The same sums for a plane shorter than DIRECT: every element is its own lane sum */
+#define DIRECT_SUMS(NAME, T, S, LOAD)                                                                             \
+static void NAME(const plane_t *pl, uint64_t *sums) {                                                             \
+    const T *x = (const T *)pl->x;                                                                                \
+    const int shift = HALF_SHIFT(pl->half);                                                                       \
+    uint64_t plain = 0, weighted = 0;                                                                             \
+    (void)shift;                                                                                                  \
+    for (int64_t i = 0; i < pl->n; i++) {                                                                         \
+        uint64_t v = (uint64_t)(int64_t)(S)LOAD(x, i);                                                            \
+        plain += v;                                                                                               \
+        weighted += lane_table[i] * v;                                                                            \
+    }                                                                                                             \
+    sums[0] = plain;                                                                                              \
+    sums[1] = weighted;                                                                                           \
+}
+DIRECT_SUMS(direct8, uint8_t, int8_t, ELEMENT)
+DIRECT_SUMS(direct16, uint16_t, int16_t, ELEMENT)
+DIRECT_SUMS(direct32, uint32_t, int32_t, ELEMENT)
+DIRECT_SUMS(direct64, uint64_t, int32_t, HALF)
+
+/* rs32: the row sums so far, zero-extended from the element's width */
+static void span(const plane_t *pl, int64_t b0, int64_t b1, int tail, uint64_t *sums, uint32_t *rs32) {
+    if (pl->width == 1) {
+        uint8_t rs[BLOCK_ROWS];
+        for (int r = 0; r < BLOCK_ROWS; r++) rs[r] = (uint8_t)rs32[r];
+        span8(pl, b0, b1, tail, sums, rs);
+        for (int r = 0; r < BLOCK_ROWS; r++) rs32[r] = rs[r];
+    } else if (pl->width == 2) {
+        uint16_t rs[BLOCK_ROWS];
+        for (int r = 0; r < BLOCK_ROWS; r++) rs[r] = (uint16_t)rs32[r];
+        span16(pl, b0, b1, tail, sums, rs);
+        for (int r = 0; r < BLOCK_ROWS; r++) rs32[r] = rs[r];
+    } else if (pl->width == 4) span32(pl, b0, b1, tail, sums, rs32);
+    else span64(pl, b0, b1, tail, sums, rs32);
+}
+
+static inline uint64_t sign_extend(uint64_t v, int64_t width) {
+    if (width == 1) return (uint64_t)(int64_t)(int8_t)v;
+    if (width == 2) return (uint64_t)(int64_t)(int16_t)v;
+    return (uint64_t)(int64_t)(int32_t)v;
+}
+
+/* out: (plain, lane-weighted, row-weighted), the row sums weighted as `core._sums` places them */
+static void finish(const plane_t *pl, const uint64_t *sums, const uint32_t *rs32, int64_t *out) {
+    const int64_t blocks = pl->n / BLOCK, rows = (pl->n - blocks * BLOCK) / LANES;
+    const int64_t nrows = blocks ? BLOCK_ROWS : rows;
+    uint64_t weighted = 0;
+    for (int64_t r = 0; r < nrows; r++) weighted += row_table[BLOCK_ROWS - nrows + r] * sign_extend(rs32[r], pl->width);
+    out[0] = (int64_t)sums[0];
+    out[1] = (int64_t)sums[1];
+    out[2] = (int64_t)weighted;
+}
+
+static void whole(const plane_t *pl, int64_t *out) {
+    uint64_t sums[2] = {0, 0};
+    if (pl->n < DIRECT) {
+        if (pl->width == 1) direct8(pl, sums);
+        else if (pl->width == 2) direct16(pl, sums);
+        else if (pl->width == 4) direct32(pl, sums);
+        else direct64(pl, sums);
+        out[0] = (int64_t)sums[0];
+        out[1] = (int64_t)sums[1];
+        out[2] = 0;
+        return;
+    }
+    uint32_t rs32[BLOCK_ROWS];
+    memset(rs32, 0, sizeof rs32);
+    span(pl, 0, pl->n / BLOCK, 1, sums, rs32);
+    finish(pl, sums, rs32, out);
+}
+
+/* Work shared between threads: whole planes, and the pieces of the large ones (the last piece of a plane has its tail) */
+typedef struct { int64_t plane, b0, b1; int tail; uint64_t sums[2]; uint32_t rs32[BLOCK_ROWS]; } piece_t;
+typedef struct { const plane_t *planes; int64_t *out; const int64_t *wholes; int64_t nwholes, ntasks; piece_t *pieces; int64_t next; } work_t;
+
+static void *worker(void *arg) {
+    work_t *w = (work_t *)arg;
+    for (;;) {
+        int64_t t = __atomic_fetch_add(&w->next, 1, __ATOMIC_RELAXED);
+        if (t >= w->ntasks) return NULL;
+        if (t < w->nwholes) {
+            whole(&w->planes[w->wholes[t]], w->out + 3 * w->wholes[t]);
+        } else {
+            piece_t *c = &w->pieces[t - w->nwholes];
+            span(&w->planes[c->plane], c->b0, c->b1, c->tail, c->sums, c->rs32);
+        }
+    }
+}
+
+/* m planes, desc[4k..4k+3] = (address, elements, width in bytes: 1, 2, 4 or 8, half: see plane_t), into out[3k..3k+2];
+   on up to `threads` threads (the sums wrap around, so their order does not change them). Returns 0, or 1 out of memory. */
+int fp_planes(int64_t m, const int64_t *desc, int64_t *out, int64_t threads) {
+    plane_t *planes = malloc((size_t)(m > 0 ? m : 1) * sizeof *planes);
+    if (!planes) return 1;
+    int64_t bytes = 0, npieces = 0, nwholes = 0;
+    for (int64_t k = 0; k < m; k++) {
+        planes[k] = (plane_t){(const char *)(intptr_t)desc[4 * k], desc[4 * k + 1], desc[4 * k + 2], desc[4 * k + 3]};
+        bytes += planes[k].n * (planes[k].width < 8 ? planes[k].width : 4);
+        int64_t blocks = planes[k].n / BLOCK;
+        if (blocks >= 2 * PIECE) npieces += (blocks + PIECE - 1) / PIECE;
+        else nwholes++;
+    }
+    if (threads > 64) threads = 64;
+    if (threads <= 1 || bytes < (8 << 20)) {
+        for (int64_t k = 0; k < m; k++) whole(&planes[k], out + 3 * k);
+        free(planes);
+        return 0;
+    }
+    int64_t *wholes = malloc((size_t)(nwholes > 0 ? nwholes : 1) * sizeof *wholes);
+    piece_t *pieces = calloc((size_t)(npieces > 0 ? npieces : 1), sizeof *pieces);
+    if (!wholes || !pieces) {
+        free(wholes);
+        free(pieces);
+        free(planes);
+        return 1;
+    }
+    for (int64_t k = 0, i = 0, j = 0; k < m; k++) {
+        int64_t blocks = planes[k].n / BLOCK;
+        if (blocks < 2 * PIECE) {
+            wholes[i++] = k;
+            continue;
+        }
+        for (int64_t b0 = 0; b0 < blocks; b0 += PIECE, j++) {
+            pieces[j].plane = k;
+            pieces[j].b0 = b0;
+            pieces[j].b1 = b0 + PIECE < blocks ? b0 + PIECE : blocks;
+            pieces[j].tail = pieces[j].b1 == blocks;
+        }
+    }
+    work_t w = {planes, out, wholes, nwholes, nwholes + npieces, pieces, 0};
+    pthread_t helpers[64];
+    int64_t started = 0;
+    for (int64_t t = 1; t < threads; t++)
+        if (pthread_create(&helpers[started], NULL, worker, &w) == 0) started++;
+    worker(&w);
+    for (int64_t t = 0; t < started; t++) pthread_join(helpers[t], NULL);
+    for (int64_t c = 0; c < npieces;) { /* a plane's pieces are adjacent */
+        const int64_t k = pieces[c].plane;
+        uint64_t sums[2] = {0, 0};
+        uint32_t rs32[BLOCK_ROWS];
+        memset(rs32, 0, sizeof rs32);
+        for (; c < npieces && pieces[c].plane == k; c++) {
+            sums[0] += pieces[c].sums[0];
+            sums[1] += pieces[c].sums[1];
+            for (int r = 0; r < BLOCK_ROWS; r++) rs32[r] += pieces[c].rs32[r];
+        }
+        finish(&planes[k], sums, rs32, out + 3 * k);
+    }
+    free(wholes);
+    free(pieces);
+    free(planes);
+    return 0;
+}
+"""
+
+def _cache_dir()->str:
+    "Where compiled kernels are kept: `$XDG_CACHE_HOME/fastai_paranoid` (`~/.cache/fastai_paranoid`), else a folder in the temp dir"
+    base = os.environ.get('XDG_CACHE_HOME') or os.path.join(os.path.expanduser('~'), '.cache')
+    for folder in (os.path.join(base, 'fastai_paranoid'), os.path.join(tempfile.gettempdir(), f'fastai_paranoid-{os.getuid()}')):
+        try: os.makedirs(folder, exist_ok=True)
+        except OSError: continue
+        if os.access(folder, os.W_OK): return folder
+    raise OSError("no writable folder for the compiled fingerprint kernel")
+
+def _cpu_id()->str:
+    "The CPU's model and instruction sets (the kernel is built for this machine's CPU)"
+    try:
+        with open('/proc/cpuinfo') as f: lines = f.read().splitlines()
+        keys = ('model name', 'flags', 'Features', 'CPU implementer', 'CPU part')
+        return '\n'.join(sorted({l for l in lines if l.split(':')[0].strip() in keys}))
+    except OSError: return platform.processor()
+
+def _compiled_kernel()->str|None:
+    "Path of the kernel built from `_NATIVE_SOURCE` for this machine: compiled at the first call on it, then cached; None without a C compiler"
+    cc = shlex.split(os.environ['CC']) if os.environ.get('CC') else [shutil.which('cc') or shutil.which('gcc') or shutil.which('clang')]
+    if not cc or not cc[0]: return None
+    key = hashlib.sha256('\n'.join([_NATIVE_SOURCE, *cc, platform.machine(), _cpu_id()]).encode()).hexdigest()[:16]
+    folder = _cache_dir()
+    path = os.path.join(folder, f'fingerprint-{key}.so')
+    if os.path.exists(path): return path
+    with tempfile.TemporaryDirectory(dir=folder) as tmp: # compiled aside, then moved in one step: processes may race
+        source, built = os.path.join(tmp, 'fingerprint.c'), os.path.join(tmp, 'fingerprint.so')
+        with open(source, 'w') as f: f.write(_NATIVE_SOURCE)
+        for flags in (['-O3', '-march=native'], ['-O3']): # same numbers either way: only the speed differs
+            done = subprocess.run([*cc, *flags, '-shared', '-fPIC', '-pthread', source, '-o', built], capture_output=True, text=True, timeout=300)
+            if done.returncode == 0: break
+        else:
+            _logger.debug("fingerprints: the C kernel did not compile (%s):\n%s", ' '.join(cc), done.stderr[-2000:])
+            return None
+        os.replace(built, path)
+    return path
+
+def _planes_in_place(t)->tuple:
+    "(planes, copy): `(address, elements, bytes per element, half)` of each of `_bits(t)`'s planes of the CPU tensor `t`, read where `t` lies when it is contiguous, else from `copy`"
+    copy = None
+    if not t.is_contiguous() or t.is_conj() or t.is_neg(): t = copy = _flat_real(t)
+    width, n, address = t.element_size(), t.numel(), t.data_ptr()
+    if t.is_complex(): width, n = width // 2, 2 * n # real and imaginary parts, as `torch.view_as_real` lays them out
+    if width < 8: return (address, n, width, 0), copy
+    return (address, n, 8, 0, address, n, 8, 1), copy # the 32-bit halves of 8-byte elements, as two planes
+
+class _Kernel:
+    "The compiled `fp_planes`, called like `_torch_sums`; `one(t)`: (sums, planes) of a single tensor, with less Python in the way"
+    def __init__(self, fn): self.fn, self.bufs = fn, threading.local()
+    def _run(self, desc:list, copies):
+        m = len(desc) // 4
+        out = (ctypes.c_int64 * (3 * m))()
+        if self.fn(m, (ctypes.c_int64 * len(desc))(*desc), out, torch.get_num_threads()): raise MemoryError("fingerprints: out of memory")
+        return out[:] # `copies` were alive until here
+    def one(self, t)->tuple:
+        planes, copy = _planes_in_place(t)
+        if len(planes) > 4: return self._run(planes, copy), len(planes) // 4
+        bufs = self.bufs.__dict__
+        if not bufs: bufs.update(desc=(ctypes.c_int64 * 4)(), out=(ctypes.c_int64 * 3)()) # one pair per thread
+        desc, out = bufs['desc'], bufs['out']
+        desc[:] = planes
+        if self.fn(1, desc, out, torch.get_num_threads()): raise MemoryError("fingerprints: out of memory")
+        return out[:], 1
+    def __call__(self, ts:list)->tuple:
+        desc, counts, copies = [], [], []
+        for t in ts:
+            planes, copy = _planes_in_place(t)
+            desc.extend(planes)
+            counts.append(len(planes) // 4)
+            if copy is not None: copies.append(copy)
+        return self._run(desc, copies), counts
+
+def _load_native():
+    "Build (once per machine) and load the kernel, and check it against PyTorch's ops; None where any of that fails"
+    if os.environ.get('FASTAI_PARANOID_NATIVE', '1') == '0' or os.name == 'nt': return None
+    try:
+        path = _compiled_kernel()
+        if path is None: return None
+        kernel = ctypes.CDLL(path).fp_planes
+    except Exception as e:
+        _logger.debug("fingerprints: no compiled kernel (%s: %s); PyTorch ops do the sums", type(e).__name__, e)
+        return None
+    kernel.argtypes = [ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64]
+    kernel.restype = ctypes.c_int
+    sums = _Kernel(kernel)
+    g = torch.Generator().manual_seed(0)
+    probe = [torch.randint(-2**31, 2**31, (3 * _BLOCK + 5 * _LANES + 7,), generator=g, dtype=torch.int64).int(),
+             torch.randn(2 * _DIRECT + 3, generator=g).half(), torch.randn(_DIRECT + 1, generator=g).double(),
+             torch.randint(-128, 128, (300,), generator=g, dtype=torch.int8), torch.randn(3, 70, generator=g).t()]
+    if sums(probe) != _torch_sums(probe):
+        _logger.warning("fingerprints: the compiled kernel %s disagrees with PyTorch's ops; not used", path)
+        return None
+    return sums
+
+_native_lock = threading.Lock()
+_native_kernel = ... # not loaded yet; then the kernel's caller, or None
+
+def _native():
+    "The one-pass CPU kernel (called like `_torch_sums`), or None where it cannot be built: PyTorch's ops then give the same numbers"
+    global _native_kernel
+    if _native_kernel is ...:
+        with _native_lock:
+            if _native_kernel is ...: _native_kernel = _load_native()
+    return _native_kernel
 
 # %% ../nbs/00_core.ipynb #627bc5c1
 def module_paths(model:nn.Module, # the model

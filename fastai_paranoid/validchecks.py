@@ -89,9 +89,13 @@ def _tensors(b, path='b'):
 def _random_candidates(dl)->list:
     "Names of the transforms of `dl` that also run on validation data (split_idx None), yours first"
     found = []
-    for attr in ('after_item', 'before_batch', 'after_batch'):
-        for f in getattr(getattr(dl, attr, None), 'fs', []):
-            if getattr(f, 'split_idx', None) is None: found.append((type(f).__module__.startswith('fastai.'), f"{attr}: {type(f).__name__}"))
+    pipes = [(attr, getattr(dl, attr, None)) for attr in ('after_item', 'before_batch', 'after_batch')]
+    ds = getattr(dl, 'dataset', None) # the item pipelines: a Datasets' TfmdLists (dataset.tls), or a TfmdLists itself
+    for i, tl in enumerate(getattr(ds, 'tls', None) or ([ds] if hasattr(ds, 'tfms') else [])):
+        pipes.append((f"dataset.tls[{i}].tfms" if hasattr(ds, 'tls') else 'dataset.tfms', getattr(tl, 'tfms', None)))
+    for attr, pipe in pipes:
+        for f in getattr(pipe, 'fs', []):
+            if getattr(f, 'split_idx', None) is None: found.append((type(f).__module__.startswith(('fastai.', 'fasttransform.', 'fastcore.')), f"{attr}: {type(f).__name__}"))
     mine = [n for own, n in found if not own]
     return mine or [n for _, n in found]
 
@@ -131,7 +135,7 @@ def check_valid_deterministic(learn, # the Learner whose validation DataLoader i
     return CheckResult(name, 'failed', measured, threshold,
                        f"learn.dls.valid gives a different first batch under torch/numpy/python seeds 1 and 2: {', '.join(where)}. Some transform draws "
                        f"random numbers on validation data, so the validation loss and metrics change from one validate() to the next. Transforms that "
-                       f"also run on the validation set (split_idx None): {', '.join(cands) or 'none found in after_item/before_batch/after_batch'}.",
+                       f"also run on the validation set (split_idx None): {', '.join(cands) or 'none found in the item pipelines, after_item, before_batch or after_batch'}.",
                        "Give the random transform `split_idx = 0` (training only), or derive it from RandTransform, which does.",
                        level='error', claim='certain')
 

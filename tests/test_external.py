@@ -48,3 +48,35 @@ def test_accuracy_multi_on_sparse_labels_is_caught():
     res = command('check', str(EXTERNAL / 'user_accuracy_multi_sparse.py'), cwd=EXTERNAL, timeout=120)
     assert res.returncode == 0, res.stdout[-3000:]
     assert 'check_metric_baseline' in res.stdout and 'every label negative' in res.stdout
+
+# --- Issue 17's catch table: fastai users' reported silent bugs (tests/external/user_bug_NN_*.py), each with its healthy
+# fixed twin (user_fixed_NN_*.py). Three of the fastest pairs, checked in one `fastai-paranoid check` run (2 workers: one
+# start-up instead of six); a file's status in the JSON is the exit status `fastai-paranoid check FILE` gives alone
+# ('findings': 1, 'clean': 0). The full table is `python benchmarks/bench_external.py --files 'tests/external/user_*.py'
+# --workers 1` (benchmarks/results/external_user_cases.txt).
+import json
+
+USER_CASES = [('user_bug_04_tracker_mae.py', 'check_tracker_monitor'),      # SaveModelCallback(monitor='mae') without comp
+              ('user_bug_07_ignored_columns.py', 'check_input_dependency'), # forward keeps x[:, :5] of 8 columns
+              ('user_bug_06_numpy_in_forward.py', 'check_gradient_flow')]   # a NumPy round trip in forward cuts the graph
+
+def _twin(bug): return bug.replace('user_bug_', 'user_fixed_')
+
+@pytest.fixture(scope='module')
+def user_cases_checked(tmp_path_factory):
+    "One `fastai-paranoid check --json` over the bugs and their twins: (its output, {file name: JSON record})"
+    out = tmp_path_factory.mktemp('user_cases') / 'check.json'
+    files = [str(EXTERNAL / f) for bug, _ in USER_CASES for f in (bug, _twin(bug))]
+    res = command('check', '--json', str(out), '--n-workers', '2', *files, cwd=EXTERNAL, timeout=300)
+    assert out.exists(), f"no JSON written (exit {res.returncode}):\n{res.stdout[-3000:]}\n{res.stderr[-3000:]}"
+    assert res.returncode == 1, res.stdout[-3000:] # planted bugs among the files
+    return res.stdout, {Path(r['path']).name: r for r in json.loads(out.read_text())['files']}
+
+@pytest.mark.parametrize('bug,check', USER_CASES, ids=[b.removeprefix('user_bug_').removesuffix('.py') for b, _ in USER_CASES])
+def test_user_reported_bug_is_caught_and_its_twin_is_silent(user_cases_checked, bug, check):
+    stdout, records = user_cases_checked
+    rec, twin = records[bug], records[_twin(bug)]
+    named = [f.get('check') or f.get('kind') for f in rec['findings'] if f.get('level') != 'info']
+    assert rec['status'] == 'findings' and check in named, f"{bug}: expected a {check} finding (exit 1), got {rec['status']}: {named}\n{stdout[-3000:]}"
+    assert f"{bug}:" in stdout and check in stdout
+    assert twin['status'] == 'clean', f"{_twin(bug)} is healthy, yet it has findings: {twin['findings']}\n{stdout[-3000:]}"
