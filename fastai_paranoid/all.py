@@ -10,6 +10,7 @@ from .presets import *
 from .leaks import *
 from .paranoid import *
 from .collect import *
+from .checkutils import *
 from .checks import *
 from .datachecks import *
 from .modelchecks import *

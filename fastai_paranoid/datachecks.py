@@ -8,62 +8,22 @@ import copy, hashlib, math, time
 import torch
 from torch import nn
 from .core import CheckResult, register_check, preserve_rng, module_paths, CHECK_ALPHA
+from .checkutils import Deadline, copy_model, first_tensor as _first_tensor
 
 def _plain(t):
     "`t` as a plain CPU tensor (fastai's TensorImage & co. lose their subclass)"
     return t.detach().as_subclass(torch.Tensor).cpu() if isinstance(t, torch.Tensor) else t
 
-def _first_tensor(o):
-    "The first tensor in a (nested) model output"
-    if isinstance(o, torch.Tensor): return o
-    if isinstance(o, (list, tuple)):
-        for t in o:
-            r = _first_tensor(t)
-            if r is not None: return r
-    return None
-
 def _n_inp(dls)->int:
     try: return int(dls.n_inp)
     except Exception: return 1
 
-def computed_tensors_memo(model:nn.Module, # the model about to be deep-copied
-                          memo:dict|None=None, # a `copy.deepcopy` memo to add to
-                         )->dict:
-    "A `deepcopy` memo mapping the computed (non-leaf) tensors that modules hold as attributes to detached copies: `deepcopy` refuses them"
-    memo = {} if memo is None else memo
-    for m in model.modules():
-        for v in vars(m).values():
-            for t in (v if isinstance(v, (list, tuple)) else [v]):
-                if isinstance(t, torch.Tensor) and not t.is_leaf: memo.setdefault(id(t), t.detach().clone())
-    return memo
-
-def copy_model(model:nn.Module)->nn.Module:
-    "`copy.deepcopy(model)`, also for modules that keep the tensors of their last forward (fastai's `WeightDropout` in AWD-LSTM does)"
-    return copy.deepcopy(model, computed_tensors_memo(model))
-
 class RaggedItems(ValueError):
     "The items of a DataLoader come in batches of different shapes (padded per batch): they cannot be put side by side"
 
-class Deadline:
-    "A check's time budget: seconds `spent` since it was made, seconds `left` (inf without a budget), `expired`"
-    def __init__(self, seconds:float|None=None): # the budget (None: no limit)
-        self.seconds, self.start = seconds, time.perf_counter()
-    @property
-    def spent(self)->float: return time.perf_counter() - self.start
-    @property
-    def left(self)->float: return math.inf if self.seconds is None else self.seconds - self.spent
-    @property
-    def expired(self)->bool: return self.left <= 0
-
-def pct(x:float, digits:int=1)->str:
-    "`x` as a percentage with `digits` decimals, never '-0.0%'"
-    s = f"{x:.{digits}%}"
-    return s[1:] if s.startswith('-') and float(s[1:-1]) == 0 else s
-
 # %% auto #0
-__all__ = ['computed_tensors_memo', 'copy_model', 'RaggedItems', 'Deadline', 'pct', 'served_items', 'repeat_structure',
-           'matches_test', 'check_label_leak', 'class_shares_test', 'check_split_duplicates', 'channel_bounds',
-           'check_input_normalization', 'check_batch_independence']
+__all__ = ['RaggedItems', 'served_items', 'repeat_structure', 'matches_test', 'check_label_leak', 'class_shares_test',
+           'check_split_duplicates', 'channel_bounds', 'check_input_normalization', 'check_batch_independence']
 
 # %% ../nbs/31_datachecks.ipynb #4b8d33bb
 def _read_items(learn, ds_idx:int=0, max_items:int|None=None, deadline:Deadline|None=None)->tuple:

@@ -14,6 +14,7 @@ from fastai_paranoid.core import ParanoidError, ParanoidWarning, fingerprint, rn
 from fastai_paranoid.fixtures import (build_mlp, digits_dls, digits_transfer_dls, make_xor_data, pretrained_digits_trunk,
                                       random_image_dls, small_cnn, bn_cnn, tensor_dls, transfer_model, xor_dls)
 from fastai_paranoid.fresh import fresh_learner
+from fastai_paranoid.checkutils import *
 from fastai_paranoid.checks import *
 
 MODEL_CHECKS = [check_loss_at_init, check_loss_activation, check_overfit_one_batch, check_lr, check_frozen]
@@ -347,7 +348,7 @@ def test_findings_go_through_emit():
     assert seen[0].found_at is not None and seen[0].found_at.file == __file__, "the finding points at the line that called sanity_check"
 
 def test_no_negative_zero_percent():
-    from fastai_paranoid.datachecks import pct
+    from fastai_paranoid.checkutils import pct
     assert pct(-1e-9) == '0.0%' and pct(-0.0004, 0) == '0%' and pct(-0.02) == '-2.0%' and pct(0.25, 0) == '25%'
 
 def test_loss_below_label_entropy_needs_evidence_that_the_model_knows_the_labels():

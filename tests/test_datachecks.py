@@ -10,6 +10,7 @@ import fastai.callback.progress   # adds learn.no_bar()
 from fastai.tabular.all import TabularDataLoaders, tabular_learner
 from fastai_paranoid.core import fingerprint, rng_fingerprint, CheckResult, registered_checks
 from fastai_paranoid.fixtures import *
+from fastai_paranoid.checkutils import *
 from fastai_paranoid.datachecks import *
 from fastai_paranoid.fresh import seed_everything
 

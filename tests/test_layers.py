@@ -70,24 +70,19 @@ def test_circles_and_upward_imports_are_found():
     assert circles({'a': {'b'}, 'b': {'c'}, 'c': {'a'}, 'd': {'a'}}) == [['a', 'b', 'c']]
     assert circles({'a': {'b'}, 'b': set()}) == []
 
-# what the notebooks still do wrong; the next commits empty these, and the tests fail on anything new
-KNOWN_SHARED_NUMBERS = {}
-KNOWN_CIRCLES = [['checks', 'modelchecks', 'validchecks']]
-KNOWN_UPWARD = ['checks (30) -> datachecks (31)', 'checks (30) -> modelchecks (34)', 'checks (30) -> validchecks (35)']
-
 def test_every_numbered_module_has_its_own_number():
     graph = import_graph()
     numbers = {m: notebook_number(PKG/f'{m}.py') for m in graph if m not in NOT_NUMBERED}
     assert [m for m, n in numbers.items() if n is None] == []
     twice = {n: sorted(m for m in numbers if numbers[m] == n) for n in set(numbers.values())}
-    assert {n: ms for n, ms in twice.items() if len(ms) > 1} == KNOWN_SHARED_NUMBERS
+    assert {n: ms for n, ms in twice.items() if len(ms) > 1} == {}
 
 def test_no_import_circle():
-    assert circles(import_graph()) == KNOWN_CIRCLES
+    assert circles(import_graph()) == []
 
 def test_imports_point_down_the_notebook_order():
     "A module imports only modules exported from notebooks of lower numbers: the notebooks read top to bottom"
-    assert upward_imports(import_graph()) == KNOWN_UPWARD
+    assert upward_imports(import_graph()) == []
 
 def test_the_readme_table_is_the_layout():
     "nbs/index.ipynb's notebook table: every numbered notebook once, in order, each with its module and what that module imports"

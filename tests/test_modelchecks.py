@@ -1,4 +1,4 @@
-"""The model checks (`fastai_paranoid.modelchecks`, nbs/34_modelchecks.ipynb) as a matrix: each planted bug, written as a
+"""The model checks (`fastai_paranoid.modelchecks`, nbs/32_modelchecks.ipynb) as a matrix: each planted bug, written as a
 user writes it (a fastai Learner), is caught by `learn.sanity_check()` and, as a script, by `fastai-paranoid check`; its
 fixed twin is silent; healthy Learners of every family (MLP, CNN, resnet18, xresnet with zero-init BN, tabular, text,
 collab, dropout, stochastic depth) get no alarm over 3 seeds; the user's Learner is left as it was; each check is cheap."""
