@@ -1,5 +1,6 @@
 "Everything public in fastai_paranoid: `from fastai_paranoid.all import *` (written by hand, not exported)"
 from .core import *
+from .compat import *
 from .fixtures import *
 from .deploy import *
 from .fresh import *

@@ -17,7 +17,7 @@ from dataclasses import replace
 from .guards import NaNGuard
 from . import checks as _checks # patches `Learner.sanity_check`
 from . import leaks as _leaks
-from .leaks import _fastai_class
+from .compat import fastai_class, is_lr_find, in_learner_fit
 from . import paranoid as _paranoid
 
 # %% auto #0
@@ -36,14 +36,6 @@ _GUARD_TYPES = [] # this module's guard classes (each appends itself): kept off 
 _depth = [0] # > 0 while a sanity check run is in progress: the fits inside it (on copies) are not checked again
 
 def _in_sanity_check()->bool: return _depth[0] > 0
-
-def _is_probe(learn)->bool:
-    "Is this fit a probe (lr_find), not a training run?"
-    return any(isinstance(cb, _fastai_class('fastai.callback.schedule', 'LRFinder')) for cb in learn.cbs)
-
-def _real_fit()->bool:
-    "Is the `before_fit` event calling our caller part of `Learner.fit` (not `validate`, `get_preds`, which send it too)?"
-    return _leaks._running_learner(max_depth=40)[1]
 
 def _unpickle_as(cls, attrs:dict):
     "A bare instance of `cls` with `attrs` (pickle then restores its state): a `check_guards` subclass loads as its base class"
@@ -129,7 +121,7 @@ def learner_key(learn)->tuple:
 # %% ../nbs/40_checkrun.ipynb #3f8d46c5
 def fit_lr(learn)->float|None:
     "The largest learning rate the fit about to start will use: the peak of its scheduler (`fit_one_cycle`, `fine_tune`), else the optimizer's"
-    sched = next((cb for cb in learn.cbs if isinstance(cb, _fastai_class('fastai.callback.schedule', 'ParamScheduler'))), None)
+    sched = next((cb for cb in learn.cbs if isinstance(cb, fastai_class('fastai.callback.schedule', 'ParamScheduler'))), None)
     if sched is not None and 'lr' in getattr(sched, 'scheds', {}):
         try: return float(max(np.max(np.asarray(sched.scheds['lr'](p), dtype=float)) for p in np.linspace(0, 1, 21)))
         except Exception: pass
@@ -186,7 +178,7 @@ class FirstFitSanityCheck(Callback):
     def __reduce__(self): return (_unpickle_as, (FirstFitSanityCheck, {'budget': type(self).budget}), self.__getstate__())
     def before_fit(self):
         learn = self.learn
-        if self.done or _in_sanity_check() or _is_probe(learn) or not _real_fit(): return
+        if self.done or _in_sanity_check() or is_lr_find(learn) or not in_learner_fit(): return
         self.done = True
         try: key = learner_key(learn)
         except Exception as e: key = ('unkeyed', id(self), repr(e))
@@ -218,7 +210,7 @@ class NaNStop(NaNGuard):
         super().__init__(check_every, raise_error, watch_modules)
     def before_fit(self):
         users_own = any(isinstance(cb, NaNGuard) and cb is not self for cb in self.learn.cbs)
-        if users_own or _is_probe(self.learn) or _in_sanity_check(): return self.remove()
+        if users_own or is_lr_find(self.learn) or _in_sanity_check(): return self.remove()
         super().before_fit()
 
 _GUARD_TYPES.append(NaNStop)
@@ -232,7 +224,7 @@ class SeededSharedLoaders(Callback):
     def __reduce__(self): return (_unpickle_as, (SeededSharedLoaders, {}), self.__getstate__())
     def before_fit(self):
         learn = self.learn
-        if self.done or _in_sanity_check() or _is_probe(learn) or not _real_fit(): return
+        if self.done or _in_sanity_check() or is_lr_find(learn) or not in_learner_fit(): return
         self.done = True
         dl = learn.dls.train
         rng = dl.rng.getstate() if hasattr(dl, 'rng') else None

@@ -4,7 +4,7 @@
 
 # %% ../nbs/34_checks.ipynb #10099ad2
 from __future__ import annotations
-import contextlib, copy, inspect, math, sys, tempfile, time, traceback, warnings
+import contextlib, copy, inspect, math, tempfile, time, traceback, warnings
 import numpy as np
 import torch
 from torch import nn
@@ -16,6 +16,7 @@ from fastcore.basics import patch, store_attr
 from fastprogress.fastprogress import progress_bar
 from .core import ParanoidWarning, ParanoidError, emit, preserve_rng, module_paths, stat_norm_layers, frozen_modules
 from .core import ResultTable, CheckResult, VERDICTS, CHECK_ALPHA, register_check, registered_checks
+from .compat import fastai_class
 from .checkutils import Deadline, pct, computed_tensors_memo, loaders_kept, NoTrainingBatch, \
     training_batches, model_copy, _quiet_dropout, predict, refuse_built_optimizer, user_lr, new_optimizer, has_trained, \
     loss_name, applies_log_softmax, applies_sigmoid, expects_log_probs, class_axis
@@ -659,8 +660,7 @@ class _StopAfter(Callback):
 
 def _user_cbs(learn):
     "The callbacks the user added: not the defaults every Learner gets, not the progress bar"
-    progress = sys.modules.get('fastai.callback.progress') # not imported by this module: its import registers ProgressCallback
-    progress_cb = progress.ProgressCallback if progress is not None else ()
+    progress_cb = fastai_class('fastai.callback.progress', 'ProgressCallback') # not imported by this module: its import registers ProgressCallback
     return [cb for cb in learn.cbs if type(cb) not in defaults.callbacks and not isinstance(cb, progress_cb)]
 
 def _copy_training_state(learn, clone):

@@ -11,7 +11,8 @@ from torch import nn
 import torch.nn.functional as F
 from fastai.learner import Learner
 from fastai.losses import BaseLoss, LabelSmoothingCrossEntropy, FocalLoss
-from fastai.optimizer import Optimizer, OptimWrapper
+from fastai.optimizer import OptimWrapper
+from .compat import to_learner_device, base_loss_func, OPT_STATE_KEPT_ON_CLEAR
 from .core import preserve_rng
 
 # %% auto #0
@@ -86,7 +87,7 @@ def training_batches(learn:Learner, # the Learner whose training DataLoader is r
             start = len(batches)
             it = iter(dl)
             for b in it:
-                batches.append(learn._set_device(b))
+                batches.append(to_learner_device(learn, b))
                 if len(batches) == n: break
             it.close()
             if len(batches) == start:
@@ -140,8 +141,6 @@ def new_optimizer(learn:Learner, # the Learner whose `opt_func`, `splitter`, `lr
     if learn.wd is not None: opt.set_hypers(wd=learn.wd)
     return opt
 
-_CLEAR_KEEPS = set(Optimizer._keep_on_clear)
-
 def has_trained(learn:Learner)->str|None:
     "Why the Learner's model is not untrained (a fit ran: the Recorder logged losses, or the optimizer holds step state), or None"
     losses = getattr(getattr(learn, 'recorder', None), 'losses', None)
@@ -149,10 +148,8 @@ def has_trained(learn:Learner)->str|None:
     opt = learn.opt
     if opt is None: return None
     states = opt.opt.state.values() if isinstance(opt, OptimWrapper) else opt.state.values()
-    stepped = sum(1 for s in states if set(s) - _CLEAR_KEEPS)
+    stepped = sum(1 for s in states if set(s) - OPT_STATE_KEPT_ON_CLEAR)
     return f"learn.opt holds step state for {stepped} parameters" if stepped else None
-
-def _base_loss(loss_func): return loss_func.func if isinstance(loss_func, BaseLoss) else loss_func
 
 def loss_name(loss_func)->str:
     "A readable name of a loss function: its class, or its name if it is a plain function"
@@ -161,17 +158,17 @@ def loss_name(loss_func)->str:
 
 def applies_log_softmax(loss_func)->bool:
     "Does `loss_func` apply log_softmax to the model's outputs itself (the cross-entropy family)?"
-    f = _base_loss(loss_func)
+    f = base_loss_func(loss_func)
     return isinstance(f, (nn.CrossEntropyLoss, LabelSmoothingCrossEntropy, FocalLoss)) or f is F.cross_entropy
 
 def applies_sigmoid(loss_func)->bool:
     "Does `loss_func` apply a sigmoid to the model's outputs itself (binary cross-entropy with logits)?"
-    f = _base_loss(loss_func)
+    f = base_loss_func(loss_func)
     return isinstance(f, nn.BCEWithLogitsLoss) or f is F.binary_cross_entropy_with_logits
 
 def expects_log_probs(loss_func)->bool:
     "Does `loss_func` expect log-probabilities (NLLLoss)?"
-    f = _base_loss(loss_func)
+    f = base_loss_func(loss_func)
     return isinstance(f, nn.NLLLoss) or f is F.nll_loss
 
 def class_axis(loss_func)->int:

@@ -15,15 +15,14 @@ from torch.nn.modules.batchnorm import _BatchNorm
 from fastai.callback.core import Callback
 from fastai.torch_core import rank_distrib, num_distrib, find_bs
 # fastai.distributed is not imported here: its import adds ProgressCallback to fastai's `defaults.callbacks`
-def _distributed_dl_type(): return getattr(sys.modules.get('fastai.distributed'), 'DistributedDL', ())
-def _distributed_trainer_type(): return getattr(sys.modules.get('fastai.distributed'), 'DistributedTrainer', ())
+from .compat import fastai_class, distributed_dl_type, distributed_trainer_type, unwrap_model
 from fastcore.basics import store_attr
 import fastai_paranoid.deploy # learn.export() leaves this library's callbacks out of the pickle
 from .core import ParanoidWarning, ParanoidError, CheckResult, ON_LEAK, Finding, emit, fingerprint, module_paths, preserve_rng
 from .fresh import seed_everything
 
 # %% auto #0
-__all__ = ['KINDS', 'traffic', 'fix_distributed_dl_for_cpu', 'unwrap_model', 'DistributedCPU', 'RankEntry', 'first_served_items',
+__all__ = ['KINDS', 'traffic', 'fix_distributed_dl_for_cpu', 'DistributedCPU', 'RankEntry', 'first_served_items',
            'is_distributed', 'gather_digests', 'CrossRankDivergenceError', 'CrossRankWarning', 'check_cross_rank',
            'check_rank_streams', 'seed_rank_streams', 'CrossRankConsistency', 'PaddedValidationWarning',
            'PaddedValidationError', 'DistributedValidPadding', 'distributed_commands', 'run_distributed',
@@ -43,11 +42,6 @@ def fix_distributed_dl_for_cpu():
     DistributedDL._broadcast = _broadcast_on_backend_device
     return DistributedDL
 
-def unwrap_model(model:nn.Module)->nn.Module:
-    "The user's model inside a `DistributedDataParallel`/`DataParallel` wrapper (or `model` itself)"
-    while isinstance(model, (nn.parallel.DistributedDataParallel, nn.DataParallel)): model = model.module
-    return model
-
 def _on_cpu(trainer)->bool:
     "Does this `DistributedTrainer` train on CPU (`distrib_ctx(cpu=True)`, or a process group without CUDA)?"
     device = getattr(getattr(trainer, 'accelerator', None), 'device', None)
@@ -58,7 +52,7 @@ class DistributedCPU(Callback):
     "Make `learn.distrib_ctx(cpu=True)` train on CPU with gloo as it would on GPU: for that context only, fastai's `DistributedDL` broadcasts on the CPU; `sync_bn=True` over BatchNorm layers is refused in one line"
     order = 10 # DistributedTrainer.order - 1 (tested in test_imports): before the wrap: DDP's constructor is what refuses SyncBatchNorm on CPU
     def _trainer(self):
-        trainer = next((cb for cb in self.learn.cbs if isinstance(cb, _distributed_trainer_type())), None)
+        trainer = next((cb for cb in self.learn.cbs if isinstance(cb, distributed_trainer_type())), None)
         return trainer if trainer is not None and _on_cpu(trainer) else None
     def _patch(self):
         "Give this context's `DistributedTrainer` a `_wrap_dl` whose `DistributedDL`s broadcast on the CPU (instances only: the class stays fastai's)"
@@ -67,7 +61,7 @@ class DistributedCPU(Callback):
         wrap = type(trainer)._wrap_dl
         def _wrap_dl_on_cpu(dl):
             wrapped = wrap(trainer, dl)
-            if isinstance(wrapped, _distributed_dl_type()) and '_broadcast' not in wrapped.__dict__:
+            if isinstance(wrapped, distributed_dl_type()) and '_broadcast' not in wrapped.__dict__:
                 wrapped.__dict__['_broadcast'] = MethodType(_broadcast_on_backend_device, wrapped)
             return wrapped
         trainer.__dict__['_wrap_dl'] = _wrap_dl_on_cpu
@@ -84,7 +78,7 @@ class DistributedCPU(Callback):
     def before_train(self): self._patch()
     def before_validate(self): self._patch() # `get_preds`/`validate` inside the context wrap their DataLoader here
     def after_fit(self):
-        trainer = next((cb for cb in self.learn.cbs if isinstance(cb, _distributed_trainer_type())), None)
+        trainer = next((cb for cb in self.learn.cbs if isinstance(cb, distributed_trainer_type())), None)
         if trainer is not None: trainer.__dict__.pop('_wrap_dl', None)
 
 # %% ../nbs/21_distributed.ipynb #25630b7e
@@ -131,7 +125,7 @@ def _ddp_plan(learn)->dict:
     if isinstance(model, nn.parallel.DistributedDataParallel):
         forward = bool(getattr(model, 'forward_sync_buffers', getattr(model, 'broadcast_buffers', True)))
         return dict(wrap='done', params_copied=False, buffers_copied=False, buffers_synced=forward, ignored=ignored, kwargs={})
-    trainer = next((cb for cb in learn.cbs if isinstance(cb, _distributed_trainer_type())), None)
+    trainer = next((cb for cb in learn.cbs if isinstance(cb, distributed_trainer_type())), None)
     if trainer is None:
         return dict(wrap='none', params_copied=False, buffers_copied=False, buffers_synced=False, ignored=ignored, kwargs={})
     handler = getattr(getattr(trainer, 'accelerator', None), 'ddp_handler', None)
@@ -179,7 +173,7 @@ def first_served_items(dl, # a fastai `DataLoader` (or a PyTorch one)
                  n_items:int=32, # how many items, from the start of the dataset
                 )->tuple:
     "(leaves of the batch, count): the first `n_items` of `dl`'s dataset in dataset order, through its item and batch transforms, with the same random draws on every rank; every RNG left as it was"
-    dl = dl.dl if isinstance(dl, _distributed_dl_type()) else dl
+    dl = dl.dl if isinstance(dl, distributed_dl_type()) else dl
     ds = dl.dataset
     k = min(n_items, len(ds))
     if k == 0: return [], 0
@@ -197,7 +191,7 @@ def _data_entries(learn, n_items:int)->tuple:
     "Entries for each DataLoader: its dataset's length, batch size and the first `n_items` it serves; and {loader: [items compared, items]}"
     entries, compared = [], {}
     for i, dl in enumerate(learn.dls.loaders):
-        dl = dl.dl if isinstance(dl, _distributed_dl_type()) else dl
+        dl = dl.dl if isinstance(dl, distributed_dl_type()) else dl
         name = _loader_name(i)
         n = len(dl.dataset)
         entries += [RankEntry(f"len({name}.dataset)", 'data', n), RankEntry(f"{name}.bs", 'data', getattr(dl, 'bs', None) or 0)]
@@ -435,7 +429,7 @@ def _random_consumers(learn):
     paths = module_paths(model)
     consumers = [paths[m] for m in model.modules() if isinstance(m, _DROPOUT) and m.p > 0]
     for i, dl in enumerate(learn.dls.loaders):
-        dl = dl.dl if isinstance(dl, _distributed_dl_type()) else dl
+        dl = dl.dl if isinstance(dl, distributed_dl_type()) else dl
         for pipe_name in ('after_item', 'before_batch', 'after_batch'):
             for tfm in getattr(getattr(dl, pipe_name, None), 'fs', []):
                 if type(tfm).__name__ != 'RandTransform' and any(c.__name__ == 'RandTransform' for c in type(tfm).__mro__):
@@ -546,7 +540,7 @@ class PaddedValidationError(ParanoidError):
 
 def _avg_metrics(learn)->list:
     "The metrics of `learn` that fastai averages batch by batch (`AvgMetric`: every plain function), which count a padded item"
-    avg = getattr(sys.modules.get('fastai.learner'), 'AvgMetric', ())
+    avg = fastai_class('fastai.learner', 'AvgMetric')
     return [m for m in getattr(learn, 'metrics', []) if isinstance(m, avg)]
 
 def _scalar(v)->float|None:
@@ -566,7 +560,7 @@ class DistributedValidPadding(Callback):
     def before_validate(self): self.padded = None
     def after_batch(self):
         dl = self.learn.dl
-        if not isinstance(dl, _distributed_dl_type()) or getattr(dl, 'n_padded', None) is None or dl.n_padded <= dl.n: return
+        if not isinstance(dl, distributed_dl_type()) or getattr(dl, 'n_padded', None) is None or dl.n_padded <= dl.n: return
         names = ['valid_loss'] + [m.name for m in _avg_metrics(self.learn)]
         if self.padded is None: self.padded = dict(n=0.0, **{k: 0.0 for k in names})
         bs = find_bs(self.learn.yb)
@@ -593,7 +587,7 @@ class DistributedValidPadding(Callback):
         values = [(k, v, (v * n_padded - totals[k]) / n) for k, v in reported.items() if v is not None]
         worst = max((abs(v - exact) / max(1.0, abs(exact)) for _, v, exact in values), default=0.0)
         extra = n_padded - n
-        accum = [m.name for m in getattr(self.learn, 'metrics', []) if isinstance(m, getattr(sys.modules.get('fastai.metrics'), 'AccumMetric', ()))]
+        accum = [m.name for m in getattr(self.learn, 'metrics', []) if isinstance(m, fastai_class('fastai.metrics', 'AccumMetric'))]
         message = (f"on {world} ranks: its {n} items are padded to {n_padded} so that every rank gets "
                    f"{n_padded // world} (the first {extra} of the validation order served twice, at the end of rank {world - 1}'s shard), and"
                    + (f" valid_loss and the metrics fastai averages batch by batch (AvgMetric: {', '.join(m.name for m in _avg_metrics(self.learn))}) count them twice: "

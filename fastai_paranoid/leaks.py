@@ -11,17 +11,13 @@ import numpy as np
 import torch
 from torch import nn
 from fastcore.basics import store_attr
-from fastai.learner import Learner
 from fastai.callback.core import Callback
 from fastai.callback.hook import HookCallback
 from fastai.torch_core import rank_distrib, num_distrib
 import fastai_paranoid.deploy # learn.export() leaves this library's callbacks out of the pickle
 # Not imported here: fastai.callback.schedule, .tracker, .progress and fastai.distributed, whose import adds ProgressCallback
-# to fastai's `defaults.callbacks`. Their classes are read from `sys.modules`: while a module is not imported, none of its
-# callbacks can exist.
-def _fastai_class(module:str, name:str):
-    "`module.name` if the user imported `module`, else `()` (which `isinstance` never matches)"
-    return getattr(sys.modules.get(module), name, ())
+# to fastai's `defaults.callbacks`; `compat.fastai_class` reads their classes once the user imported them
+from .compat import fastai_class, is_lr_find, running_learner, unwrap_model, unwrap_dl
 from .core import ParanoidWarning, ParanoidError, ON_LEAK, LEVELS, Finding, fingerprint, module_paths, ResultTable, emit, \
     user_location, note_built, built_at
 
@@ -176,19 +172,8 @@ def _state_changes(before:dict, after:dict)->list:
 # %% ../nbs/20_leaks.ipynb #d1324052
 def _unwrap(f): return f.__func__ if isinstance(f, types.MethodType) else f
 
-def _unwrapped(model):
-    "The user's model inside a DistributedDataParallel/DataParallel wrapper (fastai's DistributedTrainer wraps it during fit)"
-    while isinstance(model, (nn.parallel.DistributedDataParallel, nn.DataParallel)): model = model.module
-    return model
-
-def _unwrapped_dl(dl):
-    "The user's DataLoader inside fastai's `DistributedDL` (DistributedTrainer wraps each loader during fit)"
-    dist = sys.modules.get('fastai.distributed') # not imported: no DistributedDL exists
-    while dist is not None and isinstance(dl, dist.DistributedDL): dl = dl.dl
-    return dl
-
 def _loader_summary(dl)->dict:
-    dl = _unwrapped_dl(dl)
+    dl = unwrap_dl(dl)
     ds = getattr(dl, 'dataset', None)
     tfms = []
     for name in ('after_item', 'before_batch', 'after_batch'):
@@ -213,23 +198,6 @@ def _dls_changes(before:list, after:list)->list:
         if b['dataset'] != a['dataset']: res.append(f"{name}.dataset replaced")
         if b['transforms'] != a['transforms']: res.append(f"{name} transforms replaced")
     return res
-
-# %% ../nbs/20_leaks.ipynb #1957124d
-_EVENT_FRAMES = ('_call_one', '__call__', '_with_events', 'map', '<lambda>', '__init__')
-
-def _running_learner(max_depth=40):
-    "(the Learner whose event is running, is it part of `Learner.fit`?), read from the call stack"
-    f, learn = sys._getframe(2), None
-    for _ in range(max_depth):
-        if f is None: break
-        owner = f.f_locals.get('self')
-        if isinstance(owner, Learner):
-            if learn is None: learn = owner
-            name = f.f_code.co_name
-            if name == '_with_events': return learn, f.f_locals.get('event_type') == 'fit'
-            if name not in _EVENT_FRAMES: return learn, False # validate, get_preds, tta, ...
-        f = f.f_back
-    return learn, False
 
 # %% ../nbs/20_leaks.ipynb #c3ab1bc9
 def _rng_state(device)->tuple:
@@ -303,10 +271,10 @@ def _module_path(name:str, m:nn.Module)->str: return (f"model.{name}" if name el
 
 def _written_file(cb, learn):
     "The file `cb` writes during a fit (absolute path), for the callbacks that overwrite one"
-    if isinstance(cb, _fastai_class('fastai.callback.tracker', 'SaveModelCallback')):
+    if isinstance(cb, fastai_class('fastai.callback.tracker', 'SaveModelCallback')):
         fname = f"{cb.fname}_{{epoch}}" if cb.every_epoch else cb.fname
         return os.path.abspath(Path(learn.path)/learn.model_dir/f"{fname}.pth")
-    if isinstance(cb, _fastai_class('fastai.callback.progress', 'CSVLogger')) and not cb.append: return os.path.abspath(Path(learn.path)/cb.fname)
+    if isinstance(cb, fastai_class('fastai.callback.progress', 'CSVLogger')) and not cb.append: return os.path.abspath(Path(learn.path)/cb.fname)
     return None
 
 def _readable_path(p:str)->str:
@@ -411,11 +379,11 @@ class StateLeakDetector(Callback):
         if not self._first_detector(): return
         rec = _record_of(self.learn)
         if not rec.started: # any state the model arrives with was made before this Learner existed
-            rec.from_creation, rec.referenced = True, _referenced_elsewhere(_unwrapped(self.learn.model))
+            rec.from_creation, rec.referenced = True, _referenced_elsewhere(unwrap_model(self.learn.model))
         self._run_checks(rec, [StateLeakDetector._note_dls])
 
     def before_fit(self):
-        learn, real = _running_learner()
+        learn, real = running_learner()
         if learn is not None and learn is not self.learn: self.learn = learn # one detector on two Learners follows the running one
         self._remove_probe()
         self._rt.draws = self._rt.valid_batches = 0
@@ -424,7 +392,7 @@ class StateLeakDetector(Callback):
         rec = _record_of(self.learn)
         if rec.in_fit: rec.after_fit_buffers = None # the last fit was interrupted: its end state was never recorded
         rec.in_fit, rec.epoch_values = True, []
-        rec.lr_find = any(isinstance(cb, _fastai_class('fastai.callback.schedule', 'LRFinder')) for cb in self.learn.cbs)
+        rec.lr_find = is_lr_find(self.learn)
         self._run_checks(rec, _CHECKS_AT['before_fit'] + [StateLeakDetector._frozen_snapshot])
         rec.started = True
         self._emit() # with on_leak='raise', the run stops here and is not remembered as a use of the model
@@ -462,7 +430,7 @@ class StateLeakDetector(Callback):
         if self._rt.active and rec is not None and rec.in_fit and not rec.lr_find: rec.n_epochs += 1
 
     def after_fit(self):
-        _, real = _running_learner()
+        _, real = running_learner()
         rec = _record_of(self.learn)
         if self._rt.probe is not None:
             self._run_checks(rec, [StateLeakDetector._report_unattributed_draws])
@@ -487,7 +455,7 @@ class StateLeakDetector(Callback):
     def _remember(self, rec):
         "The model, its parameters and the optimizer are now used by this Learner (lr_find restores them: not counted)"
         if rec.lr_find: return
-        model = _unwrapped(self.learn.model)
+        model = unwrap_model(self.learn.model)
         _trained_models.set(model, rec.serial)
         for p in model.parameters(): _trained_params.set(p, rec.serial)
         if self.learn.opt is not None: _optimizers.set(self.learn.opt, rec.serial)
@@ -495,12 +463,12 @@ class StateLeakDetector(Callback):
     def _frozen_snapshot(self, rec):
         "Fingerprints of the frozen parameters an optimizer could still step: those that kept a gradient"
         rec.frozen = {name: (id(p), fingerprint(p), p.detach().double().norm().item(), bool(p.grad.detach().ne(0).any()))
-                      for name, p in _unwrapped(self.learn.model).named_parameters() if not p.requires_grad and p.grad is not None}
+                      for name, p in unwrap_model(self.learn.model).named_parameters() if not p.requires_grad and p.grad is not None}
 
     def _end_snapshot(self, rec):
         "What the next fit compares with: buffers, parameter versions, optimizer state versions"
         rec.after_fit_buffers = self._buffer_snapshot()
-        model = _unwrapped(self.learn.model)
+        model = unwrap_model(self.learn.model)
         rec.param_versions = _param_versions(model)
         # DDP's wrap moves the version counters at every fit: in a distributed launch the next fit compares values instead
         rec.param_fps = tuple(fingerprint(p) for p in model.parameters()) if num_distrib() > 1 else None
@@ -509,7 +477,7 @@ class StateLeakDetector(Callback):
 
     def _buffer_snapshot(self)->dict:
         "Fingerprints of every buffer (BatchNorm statistics...) and of its module's own parameters"
-        model = _unwrapped(self.learn.model)
+        model = unwrap_model(self.learn.model)
         modules = dict(model.named_modules())
         own_params = {}
         res = {}
@@ -525,7 +493,7 @@ class StateLeakDetector(Callback):
     def _attach_probe(self):
         "Hooks on every module, attached only once a draw was seen, to name the module that draws"
         self._rt.probe = _RngProbe(self._rt.device)
-        for m in _unwrapped(self.learn.model).modules():
+        for m in unwrap_model(self.learn.model).modules():
             self._rt.probe_handles.append(m.register_forward_pre_hook(self._rt.probe.pre))
             self._rt.probe_handles.append(m.register_forward_hook(self._rt.probe.post))
 
@@ -543,21 +511,21 @@ class StateLeakDetector(Callback):
         if not self._rt.draws or self._rt.probe is None: return
         culprits = self._rt.probe.culprits()
         if not culprits: return # not seen again yet: the probe stays until it is, or until the end of the fit
-        paths = module_paths(_unwrapped(self.learn.model))
+        paths = module_paths(unwrap_model(self.learn.model))
         self._draw_finding(rec, paths.get(culprits[0], type(culprits[0]).__name__),
                            _and_more(len(culprits) - 1, 'module(s) drew too') if len(culprits) > 1 else '')
         self._remove_probe()
 
     def _report_unattributed_draws(self, rec):
         if self._rt.probe.culprits(): return self._report_draws(rec)
-        model = _unwrapped(self.learn.model)
+        model = unwrap_model(self.learn.model)
         self._draw_finding(rec, _module_path('', model), "; the module was not identified (the draw did not repeat while it was watched)")
 
 # %% ../nbs/20_leaks.ipynb #cf2f577a
 @_check_at('before_fit')
 def _check_model(det, rec):
     "A model, or some of its parameter tensors, already trained by another Learner"
-    model = _unwrapped(det.learn.model)
+    model = unwrap_model(det.learn.model)
     params = list(model.named_parameters())
     owner = _trained_models.get(model)
     if owner is not None and owner != rec.serial:
@@ -581,7 +549,7 @@ def _check_model(det, rec):
 def _optimizers_holding(params)->list:
     "[(optimizer, how many of `params` it holds state for)] for every live torch or fastai optimizer with state for some of `params`"
     ids = {id(p) for p in params}
-    kinds = (torch.optim.Optimizer, *[c for c in [_fastai_class('fastai.optimizer', 'Optimizer')] if c != ()])
+    kinds = (torch.optim.Optimizer, *[c for c in [fastai_class('fastai.optimizer', 'Optimizer')] if c != ()])
     res = []
     for obj in gc.get_objects(): # a walk over every object: done only when reference counts say something else holds the model
         if not issubclass(type(obj), kinds): continue # `type`, not `isinstance`: no `__class__` lookup on arbitrary objects
@@ -595,7 +563,7 @@ def _optimizers_holding(params)->list:
 def _check_untracked_training(det, rec):
     "A model that arrives with gradients, or with optimizer state somewhere, from training no detector watched"
     if rec.started or not rec.from_creation: return # only at the first fit of a Learner seen from its creation
-    model = _unwrapped(det.learn.model)
+    model = unwrap_model(det.learn.model)
     if _trained_models.get(model) is not None: return # trained by a watched Learner: `_check_model` says which
     params = [(n, p) for n, p in model.named_parameters() if _trained_params.get(p) is None]
     if not params: return
@@ -637,7 +605,7 @@ def _check_optimizer(det, rec):
     param_lists = getattr(opt, 'param_lists', None)
     if param_lists is None: return
     opt_ids = {id(p) for group in param_lists for p in group}
-    named = list(_unwrapped(det.learn.model).named_parameters())
+    named = list(unwrap_model(det.learn.model).named_parameters())
     model_ids = {id(p) for _, p in named}
     trainable = [(n, p) for n, p in named if p.requires_grad]
     missing = [n for n, p in trainable if id(p) not in opt_ids]
@@ -655,7 +623,7 @@ def _check_optimizer_carry(det, rec):
     "Weights rewritten between two fits while the optimizer kept its state for the old ones"
     opt, saved = det.learn.opt, rec.opt_state
     if opt is None or saved is None or id(opt) != saved[0] or not saved[1]: return
-    model = _unwrapped(det.learn.model)
+    model = unwrap_model(det.learn.model)
     if model is not det.learn.model: # DDP's wrap broadcasts rank 0's weights in place, which moves the version counters
         if rec.param_fps is None or tuple(fingerprint(p) for p in model.parameters()) == rec.param_fps: return
     elif _param_versions(model) == rec.param_versions: return # weights untouched since the last fit
@@ -742,7 +710,7 @@ def _check_callbacks(det, rec):
 def _check_buffers(det, rec):
     "Buffers (BatchNorm running statistics) that changed between two fits while their module's parameters did not"
     snap = rec.after_fit_buffers
-    model = _unwrapped(det.learn.model)
+    model = unwrap_model(det.learn.model)
     wrapped = model is not det.learn.model # DDP's wrap broadcasts rank 0's weights in place: version counters move on every fit
     if not snap or (not wrapped and _param_versions(model) != rec.param_versions): return # parameters written in place since: a load, on purpose
     modules = dict(model.named_modules())
@@ -780,7 +748,7 @@ def _check_frozen(det, rec):
     "Parameters with requires_grad=False that changed during the fit: how far, and what moved them"
     frozen, rec.frozen = rec.frozen, {}
     if not frozen: return
-    named = dict(_unwrapped(det.learn.model).named_parameters())
+    named = dict(unwrap_model(det.learn.model).named_parameters())
     moved = [] # (relative change of the norm, name, norm before, norm after)
     for name, (pid, fp, norm, _) in frozen.items():
         p = named.get(name)
@@ -869,7 +837,7 @@ def _check_duplicates(det, rec):
 @_check_at('before_fit')
 def _check_hooks(det, rec):
     "Hook callbacks still bound to the modules of a model they saw earlier"
-    model_modules = {id(m) for m in _unwrapped(det.learn.model).modules()}
+    model_modules = {id(m) for m in unwrap_model(det.learn.model).modules()}
     for i, cb in enumerate(det.learn.cbs):
         if not isinstance(cb, HookCallback) or getattr(cb, 'modules', None) is None: continue
         hooked = list(cb.modules)
@@ -893,7 +861,7 @@ def _check_files(det, rec):
         owner = _written_files.get(target)
         if owner is not None and owner != rec.serial:
             name = type(cb).__name__
-            what = "best model" if isinstance(cb, _fastai_class('fastai.callback.tracker', 'SaveModelCallback')) else "log"
+            what = "best model" if isinstance(cb, fastai_class('fastai.callback.tracker', 'SaveModelCallback')) else "log"
             stem = Path(str(cb.fname)).stem
             det._add(rec, 'shared_file', 'warning', f"cbs[{i}] {name}.fname",
                       f"writes {_readable_path(target)}, which {_label(owner)}'s run wrote too: this run overwrites that run's {what}",

@@ -8,7 +8,8 @@ import inspect, weakref
 from fastcore.basics import store_attr
 from fastai.callback.core import Callback, defaults
 from .core import get_rng_states, set_rng_states, note_built
-from .leaks import StateLeakDetector, _fastai_class # fastai.callback.schedule is not imported: it registers ProgressCallback
+from .compat import is_lr_find
+from .leaks import StateLeakDetector
 from .distributed import CrossRankConsistency, DistributedCPU, DistributedValidPadding
 from .bn import EmptyFreezeGuard # fine_tune's frozen phase on a Learner that freeze() cannot freeze (one parameter group)
 from . import splitprint as _splitprint
@@ -26,9 +27,7 @@ class PreserveLRFindRNG(Callback):
         store_attr()
         self.states = None
     def before_fit(self):
-        probes = self.probes or _fastai_class('fastai.callback.schedule', 'LRFinder')
-        is_probe = any(isinstance(cb, probes) for cb in self.learn.cbs)
-        self.states = get_rng_states(self.learn.dls) if is_probe else None
+        self.states = get_rng_states(self.learn.dls) if is_lr_find(self.learn, self.probes) else None
     def after_fit(self):
         if self.states is None: return
         states, self.states = self.states, None
@@ -44,8 +43,7 @@ class PreserveLRFindGrads(Callback):
         store_attr()
         self.grads = None # [(parameter, its gradient before the probe, or None)] while a probe runs
     def before_fit(self):
-        probes = self.probes or _fastai_class('fastai.callback.schedule', 'LRFinder')
-        is_probe = any(isinstance(cb, probes) for cb in self.learn.cbs)
+        is_probe = is_lr_find(self.learn, self.probes)
         self.grads = [(p, None if p.grad is None else p.grad.detach().clone()) for p in self.learn.model.parameters()] if is_probe else None
     def after_fit(self):
         if self.grads is None: return

@@ -14,7 +14,7 @@ from fastai.callback.core import Callback
 from fastai.torch_core import rank_distrib
 import fastai_paranoid.deploy # learn.export() leaves this library's callbacks out of the pickle
 from .core import ParanoidWarning, CheckResult, ON_LEAK, emit
-from .leaks import _fastai_class
+from .compat import fastai_class, is_lr_find
 
 _logger = logging.getLogger('fastai_paranoid.splitprint')
 
@@ -62,7 +62,7 @@ def _tensor_rows(tensors, n:int)->np.ndarray:
 
 def item_keys(ds)->tuple:
     "`(kind, keys)`: one 64-bit hash per item of the dataset `ds` (a DataLoader's `.dataset`), in order, from its raw items"
-    if isinstance(ds, _fastai_class('fastai.tabular.core', 'Tabular')):
+    if isinstance(ds, fastai_class('fastai.tabular.core', 'Tabular')):
         raise TypeError("a TabularPandas holds its rows after its procs (Categorify, Normalize), which were set up on the "
                         "training split: the same row reads differently under another split")
     items = getattr(ds, 'items', None)
@@ -214,10 +214,6 @@ _fastai = {} # 'save'/'load' -> fastai's function, while ours is installed in it
 def _guard_of(learn)->SplitFingerprint|None:
     return next((cb for cb in getattr(learn, 'cbs', ()) if isinstance(cb, SplitFingerprint)), None)
 
-def _probing(learn)->bool:
-    "Is an `lr_find` running? Its `_tmp` save and load are no checkpoint"
-    return any(isinstance(cb, _fastai_class('fastai.callback.schedule', 'LRFinder')) for cb in learn.cbs)
-
 def _install():
     "Put the wrappers in place of fastai's `Learner.save` and `Learner.load` (once)"
     for name, wrapper in (('save', _save), ('load', _load)):
@@ -247,7 +243,7 @@ def _fastai_method(learn, name:str):
 
 def _save(self, file, **kwargs):
     res = _fastai_method(self, 'save')(self, file, **kwargs)
-    if _guard_of(self) is None or rank_distrib() != 0 or not isinstance(res, (str, Path)) or _probing(self): return res
+    if _guard_of(self) is None or rank_distrib() != 0 or not isinstance(res, (str, Path)) or is_lr_find(self): return res
     try: write_split_print(self, res)
     except Exception as e: # never break a save: no fingerprint, and none left over from older weights
         _logger.debug("learn.save(%r): no split fingerprint written (%s: %s)", file, type(e).__name__, e)
@@ -258,7 +254,7 @@ def _save(self, file, **kwargs):
 def _load(self, file, device=None, **kwargs):
     res = _fastai_method(self, 'load')(self, file, device=device, **kwargs)
     guard = _guard_of(self)
-    if guard is None or _probing(self) or not isinstance(file, (str, Path)): return res
+    if guard is None or is_lr_find(self) or not isinstance(file, (str, Path)): return res
     try:
         weights = Path(self.path)/self.model_dir/f'{file}.pth' # where fastai's `load` read them (`join_path_file`)
         saved = read_split_print(weights)

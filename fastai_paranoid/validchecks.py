@@ -4,14 +4,15 @@
 
 # %% ../nbs/33_validchecks.ipynb #5dfa9425
 from __future__ import annotations
-import contextlib, copy, math, operator, random, re, sys, warnings
+import contextlib, copy, math, operator, random, re, warnings
 import numpy as np
 import torch
 from torch import nn
 import torch.nn.functional as F
 from fastai.torch_core import to_detach
 from .core import CheckResult, register_check, preserve_rng, get_rng_states, set_rng_states
-from .checkutils import Deadline, pct, copy_model, loaders_kept, predict, applies_sigmoid, class_axis, _base_loss
+from .compat import fastai_class, fastai_module, to_learner_device, base_loss_func
+from .checkutils import Deadline, pct, copy_model, loaders_kept, predict, applies_sigmoid, class_axis
 
 # %% auto #0
 __all__ = ['LOWER_IS_BETTER', 'HIGHER_IS_BETTER', 'SIGNED_RANGE', 'UNBOUNDED', 'UNIT_RANGE', 'monitor_direction',
@@ -55,7 +56,7 @@ def check_tracker_monitor(learn, # the Learner whose `cbs` are read (nothing is 
                          )->CheckResult:
     "Every `TrackerCallback` (SaveModelCallback, EarlyStoppingCallback, ReduceLROnPlateau) compares its monitor the right way round"
     name, threshold = 'check_tracker_monitor', "comp keeps the lower value of a loss/error metric, the higher of a score"
-    tracker = getattr(sys.modules.get('fastai.callback.tracker'), 'TrackerCallback', None) # not imported here: fastai.callback.tracker adds ProgressCallback to defaults
+    tracker = fastai_class('fastai.callback.tracker', 'TrackerCallback', None) # not imported here: fastai.callback.tracker adds ProgressCallback to defaults
     trackers = [(i, cb) for i, cb in enumerate(getattr(learn, 'cbs', [])) if tracker is not None and isinstance(cb, tracker)]
     if not trackers: return CheckResult(name, 'skipped', dict(n_trackers=0), threshold, "No TrackerCallback in learn.cbs.")
     wrong, unknown = [], []
@@ -164,7 +165,7 @@ class _MetricProbe:
 
 def _evaluable(metric)->str|None:
     "Why `metric` cannot be evaluated on constant predictions honestly (it reads more of the Learner than `pred` and `yb`), or None"
-    fm, fl = sys.modules.get('fastai.metrics'), sys.modules.get('fastai.learner')
+    fm, fl = fastai_module('fastai.metrics'), fastai_module('fastai.learner')
     ok = tuple(getattr(fm, n) for n in ('AccumMetric', 'Dice', 'DiceMulti') if fm is not None and hasattr(fm, n)) + \
          tuple(getattr(fl, n) for n in ('AvgMetric',) if fl is not None and hasattr(fl, n))
     if isinstance(metric, getattr(fl, 'AvgLoss', ())) or isinstance(metric, getattr(fm, 'LossMetric', ())): return 'it reads the loss, not the predictions'
@@ -233,7 +234,7 @@ def output_task(loss_func, # the Learner's loss
         if math.prod(per_item) != math.prod(y.shape[1:]):
             return None, f"the model gives {per_item} values per item for float targets of shape {tuple(y.shape[1:])}"
         binary = bool(((y == 0) | (y == 1)).all())
-        if binary and (applies_sigmoid(loss_func) or isinstance(_base_loss(loss_func), nn.BCELoss)): return 'multi', None
+        if binary and (applies_sigmoid(loss_func) or isinstance(base_loss_func(loss_func), nn.BCELoss)): return 'multi', None
         return 'regression', None
     if len(per_item) >= 1: # class logits along one axis, as many other values as the targets (fastai's *Flat losses flatten both)
         axis = class_axis(loss_func) % len(out_shape)
@@ -320,7 +321,7 @@ def check_metric_baseline(learn, # the Learner whose metrics are evaluated on co
     if len(y_shapes) > 1: return CheckResult(name, 'skipped', measured, threshold, f"the validation targets come in batches of different shapes {sorted(y_shapes)[:3]} (padded per batch).")
     y = torch.cat([t[0] for t in targets])
     model = copy_model(learn.model).eval()
-    with torch.no_grad(), preserve_rng(learn.dls): out = predict(model, learn._set_device(tuple(x[:8] if isinstance(x, torch.Tensor) else x for x in xb)))
+    with torch.no_grad(), preserve_rng(learn.dls): out = predict(model, to_learner_device(learn, tuple(x[:8] if isinstance(x, torch.Tensor) else x for x in xb)))
     del model
     task, axis = output_task(learn.loss_func, tuple(out.shape), y)
     if task is None: return CheckResult(name, 'skipped', measured, threshold, f"{axis}: the check cannot build a constant prediction like the model's.")

@@ -91,7 +91,7 @@ def test_imported_before_fastai_the_defaults_are_fastais():
 def test_lazily_read_fastai_classes_are_the_real_ones():
     "What the modules read from `sys.modules` instead of importing resolves to fastai's classes once the user imports them"
     import fastai.distributed, fastai.callback.schedule, fastai.callback.tracker, fastai.callback.progress
-    from fastai_paranoid.leaks import _fastai_class
+    from fastai_paranoid.compat import fastai_class as _fastai_class
     from fastai_paranoid.distributed import CrossRankConsistency, DistributedCPU
     assert _fastai_class('fastai.callback.schedule', 'LRFinder') is fastai.callback.schedule.LRFinder
     assert _fastai_class('fastai.callback.tracker', 'SaveModelCallback') is fastai.callback.tracker.SaveModelCallback
