@@ -4,7 +4,7 @@
 
 # %% ../nbs/43_pytest.ipynb #c7c8bbfd
 from __future__ import annotations
-import argparse, contextlib
+import contextlib
 import pytest
 
 # %% auto #0
@@ -15,11 +15,10 @@ def pytest_addoption(parser):
     group = parser.getgroup('fastai_paranoid', "fastai_paranoid: catch state leaks in a test suite")
     group.addoption('--paranoid', action='store_const', const='fail', dest='paranoid', default=None,
                     help="run every test under fastai_paranoid's paranoid(); a test during which a guard finds something fails with the finding")
+    # one flag per mode, no value: a flag taking an optional value would eat the path in `pytest --paranoid tests/`
     group.addoption('--paranoid-warn', action='store_const', const='warn', dest='paranoid',
-                    help="run every test under paranoid(); list the findings at the end of the session (no test fails for them)")
-    # The spellings of 0.2, kept working: exact option names (a flag taking an optional value would eat the path in `--paranoid tests/`)
-    group.addoption('--paranoid=warn', action='store_const', const='warn', dest='paranoid', help=argparse.SUPPRESS)
-    group.addoption('--paranoid=fail', action='store_const', const='fail', dest='paranoid', help=argparse.SUPPRESS)
+                    help="run every test under paranoid(); list the findings at the end of the session (no test fails for them). "
+                         "0.2's spellings are gone: --paranoid=warn is now --paranoid-warn, --paranoid=fail is --paranoid")
     group.addoption('--paranoid-fail-on', choices=['error', 'warning', 'info'], dest='paranoid_fail_on', default='warning',
                     help="with --paranoid: the lowest level of finding that fails a test (default: warning, i.e. errors and warnings)")
     group.addoption('--paranoid-no-sanity', action='store_false', dest='paranoid_sanity', default=True,

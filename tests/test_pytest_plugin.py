@@ -1,4 +1,4 @@
-"`pytest --paranoid`: a leaky test fails with its finding, a healthy suite stays green, `--paranoid-warn` (or `--paranoid=warn`) reports at the end, the checked tests cannot switch the guards off, and without the flag the plugin changes nothing."
+"`pytest --paranoid`: a leaky test fails with its finding, a healthy suite stays green, `--paranoid-warn` reports at the end (0.2's `--paranoid=warn` is a usage error now), the checked tests cannot switch the guards off, and without the flag the plugin changes nothing."
 import subprocess, sys, textwrap, tomllib
 from pathlib import Path
 import pytest
@@ -69,7 +69,7 @@ def test_leaky_test_fails_with_the_finding(run):
     assert '[reused_model] Learner #' in failure and 'Fix: build a new model per run' in failure
     assert 'fastai-paranoid: 1 problem(s) in 1 of 3 test(s); tests failed for them' in out
 
-@pytest.mark.parametrize('flag', ['--paranoid-warn', '--paranoid=warn']) # the flag, and the spelling of 0.2
+@pytest.mark.parametrize('flag', ['--paranoid-warn'])
 def test_warn_reports_at_the_end_and_fails_nothing(run, flag):
     result, out = run(flag, 'test_train.py', test_train=LEAKY)
     result.assert_outcomes(passed=3)
@@ -168,3 +168,15 @@ def test_plugin_imports_nothing_until_enabled_and_is_registered():
     assert out.strip() == "['fastai_paranoid', 'fastai_paranoid.pytest_plugin']", out
     project = tomllib.loads((Path(__file__).parents[1]/'pyproject.toml').read_text())
     assert project['project']['entry-points']['pytest11'] == {'fastai_paranoid.pytest_plugin': 'fastai_paranoid.pytest_plugin'}
+
+def test_one_flag_per_mode_and_no_equals_sign_in_a_name():
+    "`--paranoid` and `--paranoid-warn` are flags of their own; no registered name holds an `=` (0.2's `--paranoid=warn` is a usage error now)"
+    from fastai_paranoid.pytest_plugin import pytest_addoption
+    names = []
+    class Group:
+        def addoption(self, *opts, **kwargs): names.extend(opts)
+    class Parser:
+        def getgroup(self, *args, **kwargs): return Group()
+    pytest_addoption(Parser())
+    assert {'--paranoid', '--paranoid-warn'} <= set(names)
+    assert [n for n in names if '=' in n] == []
