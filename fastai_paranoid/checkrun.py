@@ -12,7 +12,7 @@ from fastcore.basics import store_attr
 from fastcore.foundation import L
 from fastai.callback.core import Callback, defaults
 # fastai.callback.schedule is not imported: its import adds ProgressCallback to fastai's `defaults.callbacks`
-from .core import ParanoidWarning, Finding, emit, fingerprints, built_at, user_location
+from .core import ParanoidWarning, Finding, emit, fingerprints, built_at, user_location, raw_bits
 from dataclasses import replace
 from .guards import NaNGuard
 from . import checks as _checks # patches `Learner.sanity_check`
@@ -61,11 +61,8 @@ def _row_hashes(t)->torch.Tensor:
     "One int64 per row of `t` (first dimension), from the raw bits of the row and their positions"
     t = torch.as_tensor(t).detach().cpu()
     if t.ndim == 0: t = t.reshape(1)
-    if t.is_complex(): t = torch.view_as_real(t)
-    if t.dtype == torch.bool: t = t.to(torch.uint8)
     if len(t) == 0: return torch.zeros(0, dtype=torch.int64)
-    rows = t.contiguous().reshape(len(t), -1)
-    bits = rows.view({1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}[rows.element_size()])
+    bits = raw_bits(t).reshape(len(t), -1)
     weights = torch.arange(bits.shape[1], dtype=torch.int64) * 2654435761 + 1
     chunk = max(1, 2 ** 22 // max(1, bits.shape[1])) # rows per chunk: about 4M elements (32 MB of int64) at a time
     h = torch.cat([(bits[i:i + chunk].to(torch.int64) * weights).sum(1) for i in range(0, len(bits), chunk)]) * _MIX

@@ -91,7 +91,7 @@ def _check_parser():
     p.add_argument('--n-workers', '--n_workers', dest='n_workers', type=int, default=None, metavar='N', help="files checked at once, each in its own process (default: min(CPUs, 8))")
     p.add_argument('--json', dest='json_path', default=None, metavar='FILE', help="also write the per-file results and findings to this file")
     p.add_argument('--format', choices=['text', 'github'], default='text', help="text: one block per finding, wrapped to the terminal; github: one GitHub Actions workflow command per finding (::warning file=...,line=...::...), shown on the pull request's lines")
-    p.add_argument('--on-leak', choices=['warn', 'raise', 'log'], default='warn', help="what the guards do at a finding (default: warn)")
+    p.add_argument('--on-leak', choices=['warn', 'log', 'raise'], default='warn', help="what the guards do at a finding (default: warn)")
     p.add_argument('--fail-on', dest='fail_on', choices=['error', 'warning', 'info'], default='warning', help="the lowest level of finding that makes the exit status 1 (default: warning, i.e. errors and warnings; info notes are shown, not counted)")
     p.add_argument('--verbose', action='store_true', help="let the checked code's output through as it runs")
     p.add_argument('--cell-timeout', '--cell_timeout', dest='cell_timeout', type=int, default=None, metavar='SECONDS', help="seconds a notebook cell may run (default: the project's cell_timeout)")
@@ -105,9 +105,17 @@ def _positive_seconds(text):
     if not value > 0 or value == float('inf'): raise argparse.ArgumentTypeError(f"{text!r} is not a positive number of seconds")
     return value
 
-_USAGE = ("usage: fastai-paranoid check [PATH ...] [--flags FLAGS] [--n-workers N] [--json FILE] [--format text|github] "
-          "[--on-leak warn|log|raise] [--fail-on error|warning|info] [--verbose] [--cell-timeout SECONDS] [--no-sanity] "
-          "[--sanity-budget SECONDS] [-- SCRIPT_ARGS ...]")
+def _usage(parser)->str:
+    "The one-line usage of `check`, read from its parser's options (defined once, in `_check_parser`)"
+    parts = ["usage: fastai-paranoid check [PATH ...]"]
+    for action in parser._actions:
+        if not action.option_strings or isinstance(action, argparse._HelpAction): continue
+        name = action.option_strings[0]
+        value = '|'.join(action.choices) if action.choices else action.metavar or action.dest.upper()
+        parts.append(f"[{name}]" if action.nargs == 0 else f"[{name} {value}]")
+    return ' '.join(parts + ["[-- SCRIPT_ARGS ...]"])
+
+_USAGE = _usage(_check_parser())
 
 def _usage_error(message:str)->int:
     print(f"fastai-paranoid check: {message}", file=sys.stderr)

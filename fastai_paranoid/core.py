@@ -13,9 +13,9 @@ from torch import nn
 # %% auto #0
 __all__ = ['ON_LEAK', 'LEVELS', 'location_resolvers', 'VERDICTS', 'FAMILY_ALPHA', 'CHECK_ALPHA', 'ParanoidWarning',
            'ParanoidError', 'Location', 'Finding', 'finding_sink', 'user_location', 'note_built', 'built_at', 'emit',
-           'get_rng_states', 'set_rng_states', 'preserve_rng', 'rng_fingerprint', 'fingerprints', 'fingerprint',
-           'module_paths', 'tracks_running_stats', 'stat_norm_layers', 'frozen_modules', 'ResultTable', 'CheckResult',
-           'register_check', 'registered_checks']
+           'get_rng_states', 'set_rng_states', 'preserve_rng', 'rng_fingerprint', 'raw_bits', 'fingerprints',
+           'fingerprint', 'module_paths', 'tracks_running_stats', 'stat_norm_layers', 'frozen_modules', 'ResultTable',
+           'CheckResult', 'register_check', 'registered_checks']
 
 # %% ../nbs/00_core.ipynb #d0586e11
 class ParanoidWarning(UserWarning):
@@ -225,7 +225,6 @@ def rng_fingerprint(dls=None)->tuple:
             tuple(hash(st) for _, st in s['dataloaders']))
 
 # %% ../nbs/00_core.ipynb #ea3d315a
-_INT_VIEW = {1: torch.int8, 2: torch.int16, 4: torch.int32, 8: torch.int32} # 8-byte elements: two 32-bit planes
 _LANES, _BLOCK_ROWS = 32, 2048 # 32 lanes, blocks of 2048 rows of them (65,536 elements)
 _BLOCK = _LANES * _BLOCK_ROWS
 _MASK64 = (1 << 64) - 1
@@ -239,12 +238,22 @@ def _flat_real(t)->torch.Tensor:
     if t.dtype == torch.bool: t = t.view(torch.uint8)
     return t.reshape(-1) if t.is_contiguous() else t.contiguous().view(-1) # a view when contiguous: no copy
 
-def _bits(t)->list:
-    "`t`'s raw bits as flat signed-integer planes: one for 1-, 2- and 4-byte elements, two (low, high halves) for 8-byte ones"
+_INT_OF_SIZE = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
+
+def raw_bits(t:torch.Tensor, # any tensor: complex, bool, on any device
+             signed_bytes:bool=False, # 1-byte elements as int8 rather than uint8
+            )->torch.Tensor:
+    "`t`'s raw bits as a flat tensor of integers of its element size (uint8 or int8, int16, int32, int64): complex elements as their real and imaginary parts, bools as bytes; a view where `t` is contiguous"
     flat = _flat_real(t)
     size = flat.element_size()
-    bits = flat.view(_INT_VIEW[size])
-    return [bits] if size < 8 else [bits[0::2], bits[1::2]]
+    return flat.view(torch.int8 if size == 1 and signed_bytes else _INT_OF_SIZE[size])
+
+def _bits(t)->list:
+    "`t`'s raw bits as flat signed-integer planes: one for 1-, 2- and 4-byte elements, two (low, high halves) for 8-byte ones"
+    bits = raw_bits(t, signed_bytes=True)
+    if bits.element_size() < 8: return [bits]
+    halves = bits.view(torch.int32)
+    return [halves[0::2], halves[1::2]]
 
 def _mix31(i):
     "A bijection of [0, 2^31) (odd multipliers and xor-shifts modulo 2^31), elementwise on an int64 tensor"

@@ -14,7 +14,7 @@ from torch import nn
 from fastai.learner import Learner
 import fastprogress.fastprogress
 from fastprogress.fastprogress import progress_bar
-from .core import ResultTable, CheckResult, preserve_rng, emit, ParanoidWarning
+from .core import ResultTable, CheckResult, preserve_rng, emit, ParanoidWarning, raw_bits
 
 # %% auto #0
 __all__ = ['SeedWarning', 'SeedStats', 'SeedRuns', 'run_seeds', 'final_metrics', 'differences', 'check_reproducible',
@@ -237,13 +237,7 @@ def _comparable(obj):
     if isinstance(obj, nn.Module): return _Attrs({'state_dict()': obj.state_dict()})
     return obj
 
-_INT_OF_SIZE = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
-
-def _tensor_bits(t):
-    t = t.detach().cpu().contiguous()
-    if t.is_complex(): t = torch.view_as_real(t).contiguous()
-    if t.dtype == torch.bool: t = t.to(torch.uint8)
-    return t.reshape(-1).view(_INT_OF_SIZE[t.element_size()])
+def _tensor_bits(t): return raw_bits(t.detach().cpu())
 
 def _float_bits(x): return struct.pack('<d', x)
 
