@@ -7,7 +7,7 @@ PKG = Path(__file__).resolve().parents[1]/'fastai_paranoid'
 NOT_NUMBERED = {'all', '__init__', '_modidx'} # hand-written entry points and nbdev's index: they may import anything
 
 def notebook_number(path:Path):
-    "`(number, suffix)` of the notebook the module is exported from (`# %% ../nbs/21a_collect.ipynb` -> (21, 'a')), or None"
+    "`(number, suffix)` of the notebook the module is exported from (`# %% ../nbs/24_collect.ipynb` -> (24, ''), a `21a_x` -> (21, 'a')), or None"
     m = re.search(r'^# %% \.\./nbs/(\d+)([a-z]*)_', path.read_text(), re.M)
     return (int(m.group(1)), m.group(2)) if m else None
 
