@@ -3,9 +3,11 @@ the fastai book writes its chapters: scikit-learn's digits as tensors, a `simple
 (chapter 4) and a small CNN of `conv` blocks trained with `fit_one_cycle` (chapter 13).
 
 Both run the notebook in a fresh process (imports included); `check` runs the sanity checks before each Learner's first
-fit. Run `repeats` times interleaved in the same session; the ratio is of the fastest runs. Target (issue 20): checked /
+fit. Run `repeats` times interleaved in the same session; the ratio is of the fastest runs, in wall and in CPU seconds
+(`bench_checkrun.timed`). Target (issue 20): checked /
 nbdev-test <= 1.3. Run by hand from the repository root: `OMP_NUM_THREADS=1 python benchmarks/bench_notebook.py [repeats]`."""
 import json, os, shutil, subprocess, sys, tempfile, time
+from bench_checkrun import timed
 from pathlib import Path
 
 TARGET = 1.3
@@ -51,6 +53,7 @@ def write_notebook(path:Path):
     path.write_text(json.dumps(nb, indent=1) + '\n')
 
 def main(repeats:int=2):
+    sys.path.insert(0, str(Path(__file__).parent))
     root = Path(__file__).resolve().parents[1]
     env = dict(os.environ)
     env['PYTHONPATH'] = os.pathsep.join([str(root), env.get('PYTHONPATH', '')])
@@ -64,20 +67,19 @@ def main(repeats:int=2):
         with open('/proc/loadavg') as f: load = f.read().strip()
         print(f"a book-style notebook (digits: simple_net fit(10), a 3-conv CNN fit_one_cycle(5)); "
               f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}, {os.cpu_count()} CPUs; load average {load}")
-        seconds = {name: [] for name in runs}
+        seconds, cpu = {name: [] for name in runs}, {name: [] for name in runs}
         for rep in range(repeats): # interleaved, so that a change in the machine's load hits every variant alike
             for name, cmd in runs.items():
-                start = time.perf_counter()
-                res = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=root)
-                took = time.perf_counter() - start
+                took, used, res = timed(cmd, env, cwd=root)
                 seconds[name].append(took)
+                cpu[name].append(used)
                 tail = [l.strip() for l in (res.stdout + res.stderr).splitlines() if l.strip().startswith('fastai-paranoid:')]
-                print(f"run {rep + 1}: {name:32s} {took:6.1f} s  exit {res.returncode}  {' | '.join(tail)[:200]}")
+                print(f"run {rep + 1}: {name:32s} {took:6.1f} s (CPU {used:5.1f} s)  exit {res.returncode}  {' | '.join(tail)[:200]}")
                 if res.returncode not in (0, 1) or (rep == 0 and 'problem(s)' in res.stdout):
                     print('    ' + (res.stdout + res.stderr)[-3000:].replace('\n', '\n    '))
-        base = min(seconds['nbdev-test nb.ipynb'])
+        base, base_cpu = min(seconds['nbdev-test nb.ipynb']), min(cpu['nbdev-test nb.ipynb'])
         for name in list(runs)[1:]:
-            ratio = min(seconds[name]) / base
-            print(f"ratio of the fastest runs, {name:32s} {ratio:5.2f}" + (f"  (target <= {TARGET})" if 'no-sanity' not in name else ''))
+            ratio, ratio_cpu = min(seconds[name]) / base, min(cpu[name]) / base_cpu
+            print(f"ratio of the fastest runs, {name:32s} wall {ratio:5.2f}, CPU {ratio_cpu:5.2f}" + (f"  (target <= {TARGET})" if 'no-sanity' not in name else ''))
 
 if __name__ == '__main__': main(*(int(a) for a in sys.argv[1:]))

@@ -22,13 +22,13 @@ from .datachecks import Deadline, pct, copy_model, computed_tensors_memo, SHARED
 from .bn import FreezeBNStats, fine_tune_phase, freezes_nothing, FIX_SPLITTER
 
 # %% auto #0
-__all__ = ['BUDGET_WEIGHTS', 'STEPS_NEEDED', 'loaders_kept', 'NoTrainingBatch', 'training_batches', 'model_copy', 'predict',
+__all__ = ['BUDGET_WEIGHTS', 'RUN_DEFAULTS', 'loaders_kept', 'NoTrainingBatch', 'training_batches', 'model_copy', 'predict',
            'refuse_built_optimizer', 'user_lr', 'new_optimizer', 'has_trained', 'loss_name', 'applies_log_softmax',
            'applies_sigmoid', 'expects_log_probs', 'class_axis', 'data_classes', 'check_train_batches',
            'check_loss_at_init', 'check_loss_activation', 'overfit_one_batch', 'saturated_items',
            'check_overfit_one_batch', 'short_run', 'batch_losses', 'check_lr', 'LRSweep', 'lr_sweep', 'learner_copy',
            'held_norm_layers', 'check_frozen', 'SanityCheckWarning', 'SanityCheckError', 'SanityReport',
-           'default_budget', 'step_seconds']
+           'default_budget']
 
 # %% ../nbs/30_checks.ipynb #faeebd01
 @contextlib.contextmanager
@@ -596,8 +596,8 @@ def short_run(learn:Learner, # the Learner, left as it is
             if not math.isfinite(losses[-1]) or deadline.expired: break
             if budget is not None and len(losses) == 3 and deadline.spent / 3 * min_steps > budget: break
     step_starts.append(time.perf_counter())
-    if len(step_starts) > 2 and SHARED.serves(learn): # in a run of checks, what one step takes after the first (which pays for warm-up): `step_seconds`
-        SHARED.notes.setdefault(('step_seconds', id(learn)), float(np.median(np.diff(step_starts[1:]))))
+    if len(step_starts) > 2: # in a run of checks, what one step takes after the first (which pays for warm-up), for the checks after it
+        SHARED.note(learn, 'step_seconds', float(np.median(np.diff(step_starts[1:]))))
     with torch.no_grad():
         moved = math.sqrt(sum(float(((p - p0).double() ** 2).sum()) for p, p0 in zip(trained, start)))
         size = math.sqrt(sum(float((p0.double() ** 2).sum()) for p0 in start))
@@ -988,45 +988,11 @@ BUDGET_WEIGHTS = {'check_loss_at_init': 0.5, 'check_loss_activation': 0.25, 'che
 
 def _accepts(fn, arg): return arg in inspect.signature(fn).parameters
 
-# the fewest training steps of a copy a check needs for any verdict but 'skipped' (a function of its arguments), and the share
-# of its budget it gives them: under a budget, the runner skips a check whose steps cannot fit (at the seconds one step takes
-# on this model and batch) before it reads or copies anything. check_lr is not here: a loss that turns non-finite in its first
-# steps fails it, however short its budget
-STEPS_NEEDED = {'check_label_leak': (lambda a: min(a['min_steps'], a['steps']) * a['repeats'], 0.85)}
+# what `sanity_check` passes a check unless `settings` says otherwise: a run of checks wants the verdict, not the numbers that
+# show a test at work (called on its own, check_label_leak trains its copies even when no copy can show a leak, to give a p-value)
+RUN_DEFAULTS = {'check_label_leak': {'decide_without_copies': True}}
 
-def step_seconds(learn:Learner)->float:
-    "Seconds one training step of a copy of the model takes on one training batch (forward, loss, backward, optimizer step); in a run of checks, measured once (or taken from `short_run`'s steps) and shared"
-    key = ('step_seconds', id(learn))
-    if SHARED.serves(learn) and key in SHARED.notes: return SHARED.notes[key]
-    model = model_copy(learn)
-    opt = new_optimizer(learn, model)
-    (xb, yb), = training_batches(learn, 1)
-    with preserve_rng(learn.dls):
-        start = time.perf_counter()
-        opt.zero_grad()
-        learn.loss_func(predict(model, xb), *yb).backward()
-        opt.step()
-        took = time.perf_counter() - start
-    if SHARED.serves(learn): SHARED.notes[key] = took
-    return took
-
-def _cannot_fit(learn, fn, kwargs:dict, margin:float=2.0)->CheckResult|None:
-    "A 'skipped' result, before the check starts, when the steps it needs (`STEPS_NEEDED`) would take more than `margin` x the share of its budget it gives them; else None (and None when it cannot tell: the check forecasts again after its first steps)"
-    name, budget = fn.__name__, kwargs.get('budget')
-    if name not in STEPS_NEEDED or budget is None: return None
-    needed, share = STEPS_NEEDED[name]
-    args = {k: p.default for k, p in inspect.signature(fn).parameters.items() if p.default is not inspect.Parameter.empty} | kwargs
-    try:
-        n_steps = needed(args)
-        step = step_seconds(learn)
-    except Exception: return None
-    seconds = n_steps * step
-    if seconds <= margin * share * budget: return None
-    return CheckResult(name, 'skipped', {'steps_needed': n_steps, 'seconds_per_step': step, 'budget': budget}, None,
-        f"inconclusive: it needs at least {n_steps} training steps of copies of the model, about {seconds:.0f} s at the "
-        f"{step:.2g} s one step takes on this model and batch, and its {budget:.1f} s budget gives them {share * budget:.1f} s: "
-        f"not started.",
-        f"Give it about {seconds / share:.0f} s: learn.sanity_check(budget=...) or settings={{'{name}': {{'budget': ...}}}}.")
+def _accepts_all(fn, kwargs:dict)->dict: return {k: v for k, v in kwargs.items() if _accepts(fn, k)}
 
 _DATA_MODULES = ('/fastai/data/', '/fastai/vision/core', '/fastai/text/core', '/fastai/text/data', '/fastai/tabular/core',
                  '/fastai/collab', '/fastcore/transform', '/fasttransform/', '/torch/utils/data/')
@@ -1065,14 +1031,14 @@ def sanity_check(self:Learner,
     with preserve_rng(self.dls), sharing(self): # the checks share what they read of the data (`SharedReads`)
         for i, fn in enumerate(progress_bar(fns, leave=False) if progress else fns): # fastprogress draws a bar even with display=False
             name = fn.__name__
-            kwargs = dict(settings.get(name, {}))
+            kwargs = _accepts_all(fn, RUN_DEFAULTS.get(name, {})) | dict(settings.get(name, {}))
             if lr is not None and _accepts(fn, 'lr'): kwargs.setdefault('lr', lr)
             if _accepts(fn, 'budget'):
                 weights = [BUDGET_WEIGHTS.get(f.__name__, 1) for f in fns[i:]]
                 kwargs.setdefault('budget', max(deadline.left, 0.0) * weights[0] / sum(weights))
             start = time.perf_counter()
             try:
-                res = _cannot_fit(self, fn, kwargs) or fn(self, **kwargs)
+                res = fn(self, **kwargs)
                 if not isinstance(res, CheckResult):
                     raise TypeError(f"{name} returned {type(res).__name__}, not a CheckResult")
                 if res.name != name: res.name = name # one name per check: the function's, as in checks=[...] and settings

@@ -89,6 +89,11 @@ class SharedReads:
     def put(self, learn, kind:str, dl, value):
         "Keep `value`, read of `dl` from the RNG states as they are now (before the read: the caller preserved them)"
         if self.serves(learn): self.reads[self._key(kind, dl)] = (value, dl, _stamps(value))
+    def note(self, learn, key:str, value=None):
+        "The note `key` of the run (e.g. 'step_seconds'), None when there is none or no run serves `learn`; with `value`, keep it first (the first note kept stays)"
+        if not self.serves(learn): return None
+        if value is not None: self.notes.setdefault(key, value)
+        return self.notes.get(key)
 
 def _stamps(value)->list:
     "The in-place version and requires_grad of every tensor in a (nested) value: what a check could change under a reader's feet"
@@ -334,6 +339,7 @@ def check_label_leak(learn, # the Learner whose split is tested (on copies of it
                      near:float=0.05, # a validation item closer to a training item than this share of the typical distance between training items is a near copy: it shares its scrambled label
                      inherent:float=0.05, # this share of training items whose input recurs in training with another target: the inputs repeat by nature, and the test cannot tell copies from the task (skipped)
                      seed:int=0, # seed of the scrambles and the copies' initial weights
+                     decide_without_copies:bool=False, # pass without training when no validation item shares its key with a training item the copies train on (`learn.sanity_check()` sets it; off, the copies train anyway and measure the p-value)
                      futility:float=CHECK_ALPHA, # stop after a repeat when the remaining ones, going on as the first went, would reach the warning with a lower probability than this (a clear pass; 0: always run every repeat)
                      budget:float|None=None, # seconds (None: no time cap); the copies train for as many steps as fit
                     )->CheckResult:
@@ -369,9 +375,26 @@ def check_label_leak(learn, # the Learner whose split is tested (on copies of it
             twin = keys[int(subset[nearest[j]])]
             if keys[len(y_train) + j] != twin: n_near += 1
             keys[len(y_train) + j] = twin
+    # decided before training: a validation item can match its scrambled label above chance only through a training item the
+    # copies train on that shares its key (a copy or a near copy); with none, its label is independent of all they see
+    train_keys = {keys[i] for i in subset.tolist()}
+    shared = sum(k in train_keys for k in keys[len(y_train):])
+    if not shared and decide_without_copies:
+        return CheckResult(name, 'passed', dict(n_train=len(y_train), n_valid=len(y_valid), trained_subset=len(subset), valid_sharing_a_key=0,
+                                                near_copies=n_near), threshold,
+                           f"No validation item is a copy or a near copy of one of the {len(subset)} training items the copies would train on "
+                           f"({len(y_valid)} validation items hashed and compared): labels scrambled at the source are independent between the "
+                           f"splits, so fresh copies could only score chance on validation, and none was trained.")
+    bs = min(bs or learn.dls.train.bs or 64, len(y_train), max_train or len(y_train))
+    per_step = SHARED.note(learn, 'step_seconds') # in a run of checks, what a training step of a copy took (check_lr's short run)
+    if budget is not None and per_step is not None and per_step * min(min_steps, steps) * repeats > 2 * 0.85 * deadline.left:
+        return CheckResult(name, 'skipped', dict(steps=0, seconds_per_step=per_step), threshold,
+            f"inconclusive: a training step of a copy of the model takes {per_step:.2f} s here, so only {int(0.85 * deadline.left / repeats / per_step)} of the "
+            f"{min(min_steps, steps)}+ steps the test needs to memorize scrambled labels would fit in its {budget:.1f} s budget: not started.",
+            f"Give it about {per_step * min(min_steps, steps) * repeats / 0.85:.0f} s: learn.sanity_check(budget=...) or "
+            f"settings={{'check_label_leak': {{'budget': ...}}}}; or a smaller `max_train`.")
     device = next(iter(learn.model.parameters()), torch.empty(0)).device
     x_train, x_valid, subset = x_train.to(device), x_valid.to(device), subset.to(device)
-    bs = min(bs or learn.dls.train.bs or 64, len(y_train), max_train or len(y_train))
     train_accs, train_chances, valid_preds, valid_labels, steps_run, short = [], [], [], [], [], False
     with preserve_rng(learn.dls):
         for r in range(repeats):
