@@ -3,7 +3,7 @@ so that other processes on a shared machine inflate it least) and counts that do
 passes of the model (or a copy), backward passes, optimizer steps, deep copies of the model, batches read from a DataLoader.
 
 Learners: seed 001's small CNN on scikit-learn's digits (bench_sanity's), a small MLP on the same digits (flattened), and
-`bench_checkrun`'s `vision_learner(resnet18, pretrained=False)` on 160 synthetic 64 px images at the budget of
+`bench_checkrun`'s `vision_learner(resnet18, pretrained=False)` on 160 synthetic 64 px images, frozen as `fine_tune` freezes it, at the budget of
 `fastai-paranoid check` (`DEFAULT_SANITY_BUDGET`) and the rate `fine_tune` trains with. Each line gives one epoch of `fit`
 on the same Learner, measured in the same run, as the unit the check costs are read against.
 
@@ -43,8 +43,11 @@ def digits_mlp():
     return fresh_learner(partial(standardized_digits_dls, flat=True), mlp, loss_func=CrossEntropyLossFlat(), lr=3e-3)
 
 def resnet18_64px():
-    return fresh_learner(partial(image_dls, n_train=160, n_valid=40, size=64, n_classes=2, bs=32), resnet18,
-                         learner=vision_learner, pretrained=False, loss_func=CrossEntropyLossFlat())
+    "bench_checkrun's Learner as `fastai-paranoid check` sees it before fine_tune's first fit: frozen"
+    learn = fresh_learner(partial(image_dls, n_train=160, n_valid=40, size=64, n_classes=2, bs=32), resnet18,
+                          learner=vision_learner, pretrained=False, loss_func=CrossEntropyLossFlat())
+    learn.freeze()
+    return learn
 
 class Counts:
     "Counters of the work a check does, by patching the few places every check goes through"
@@ -142,6 +145,6 @@ if __name__ == '__main__':
     if which in ('all', 'mlp'): bench("digits, small MLP (64-64-64-10)", digits_mlp, repeats)
     if which in ('all', 'cnn'): bench("digits, small CNN", digits_cnn, repeats)
     if which in ('all', 'resnet18'):
-        bench(f"vision_learner(resnet18, pretrained=False), 160 images of 64 px, budget {DEFAULT_SANITY_BUDGET:g} s, lr 2e-3 (fine_tune's)",
+        bench(f"vision_learner(resnet18, pretrained=False), frozen, 160 images of 64 px, budget {DEFAULT_SANITY_BUDGET:g} s, lr 2e-3 (fine_tune's)",
               resnet18_64px, max(1, repeats - 1), budget=DEFAULT_SANITY_BUDGET, lr=2e-3)
     with open('/proc/loadavg') as f: print(f"\nload average at end: {f.read().strip()}")

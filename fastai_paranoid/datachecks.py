@@ -384,7 +384,8 @@ def check_label_leak(learn, # the Learner whose split is tested (on copies of it
                                                 near_copies=n_near), threshold,
                            f"No validation item is a copy or a near copy of one of the {len(subset)} training items the copies would train on "
                            f"({len(y_valid)} validation items hashed and compared): labels scrambled at the source are independent between the "
-                           f"splits, so fresh copies could only score chance on validation, and none was trained.")
+                           f"splits, so fresh copies could only score chance on validation, and none was trained"
+                           + ('.' if full else f" (its budget read only the first {len(y_train)} training items)."))
     bs = min(bs or learn.dls.train.bs or 64, len(y_train), max_train or len(y_train))
     per_step = SHARED.note(learn, 'step_seconds') # in a run of checks, what a training step of a copy took (check_lr's short run)
     if budget is not None and per_step is not None and per_step * min(min_steps, steps) * repeats > 2 * 0.85 * deadline.left:
