@@ -18,11 +18,11 @@ from fastprogress.fastprogress import progress_bar
 from .core import ParanoidWarning, ParanoidError, emit, preserve_rng, module_paths, stat_norm_layers, frozen_modules
 from .core import ResultTable, CheckResult, VERDICTS, CHECK_ALPHA, register_check, registered_checks
 from . import datachecks # registers the data checks (5-8): learn.sanity_check() runs all nine
-from .datachecks import Deadline, pct, copy_model, computed_tensors_memo, _first_tensor as first_tensor
+from .datachecks import Deadline, pct, copy_model, computed_tensors_memo, SHARED, sharing, _first_tensor as first_tensor
 from .bn import FreezeBNStats, fine_tune_phase, freezes_nothing, FIX_SPLITTER
 
 # %% auto #0
-__all__ = ['BUDGET_WEIGHTS', 'loaders_kept', 'NoTrainingBatch', 'training_batches', 'model_copy', 'predict',
+__all__ = ['BUDGET_WEIGHTS', 'RUN_DEFAULTS', 'loaders_kept', 'NoTrainingBatch', 'training_batches', 'model_copy', 'predict',
            'refuse_built_optimizer', 'user_lr', 'new_optimizer', 'has_trained', 'loss_name', 'applies_log_softmax',
            'applies_sigmoid', 'expects_log_probs', 'class_axis', 'data_classes', 'check_train_batches',
            'check_loss_at_init', 'check_loss_activation', 'overfit_one_batch', 'saturated_items',
@@ -50,6 +50,14 @@ def training_batches(learn:Learner, # the Learner whose training DataLoader is r
     "The first `n` batches of `learn.dls.train` as `(xb, yb)` tuples, taken without moving any RNG, the loader's own included"
     dl = learn.dls.train
     no_workers = dl.fake_l.no_multiproc() if hasattr(dl, 'fake_l') else contextlib.nullcontext()
+    batches = SHARED.get(learn, 'train', dl) or [] # in a run of checks, what an earlier check read: the first batches of the same read
+    if len(batches) >= n: batches = batches[:n]
+    else: batches = _read_training_batches(learn, n, dl, no_workers)
+    n_inp = getattr(learn.dls, 'n_inp', None)
+    return [(tuple(b[:n_inp or (1 if len(b) == 1 else len(b) - 1)]), tuple(b[n_inp or (1 if len(b) == 1 else len(b) - 1):]))
+            for b in batches]
+
+def _read_training_batches(learn, n, dl, no_workers)->list:
     batches = []
     with preserve_rng(learn.dls), loaders_kept(learn.dls), no_workers:
         while len(batches) < n:
@@ -62,9 +70,8 @@ def training_batches(learn:Learner, # the Learner whose training DataLoader is r
             if len(batches) == start:
                 raise NoTrainingBatch(f"learn.dls.train yields no batch (len(dls.train.dataset)={len(dl.dataset)}, bs={dl.bs}, "
                                  f"drop_last={dl.drop_last}); give it at least one full batch of data.")
-    n_inp = getattr(learn.dls, 'n_inp', None)
-    return [(tuple(b[:n_inp or (1 if len(b) == 1 else len(b) - 1)]), tuple(b[n_inp or (1 if len(b) == 1 else len(b) - 1):]))
-            for b in batches]
+    SHARED.put(learn, 'train', dl, batches)
+    return batches
 
 def model_copy(learn:Learner)->nn.Module:
     "A deep copy of `learn.model` in training mode, for a check to train or probe"
@@ -578,9 +585,10 @@ def short_run(learn:Learner, # the Learner, left as it is
     opt = new_optimizer(learn, model, lr)
     trained = [p for p in model.parameters() if p.requires_grad]
     start = [p.detach().clone() for p in trained]
-    losses = []
+    losses, step_starts = [], []
     with preserve_rng(learn.dls):
         for xb, yb in batches[:steps]:
+            step_starts.append(time.perf_counter())
             opt.zero_grad()
             loss = learn.loss_func(predict(model, xb), *yb)
             loss.backward()
@@ -588,6 +596,9 @@ def short_run(learn:Learner, # the Learner, left as it is
             losses.append(loss.item())
             if not math.isfinite(losses[-1]) or deadline.expired: break
             if budget is not None and len(losses) == 3 and deadline.spent / 3 * min_steps > budget: break
+    step_starts.append(time.perf_counter())
+    if len(step_starts) > 2: # in a run of checks, what one step takes after the first (which pays for warm-up), for the checks after it
+        SHARED.note(learn, 'step_seconds', float(np.median(np.diff(step_starts[1:]))))
     with torch.no_grad():
         moved = math.sqrt(sum(float(((p - p0).double() ** 2).sum()) for p, p0 in zip(trained, start)))
         size = math.sqrt(sum(float((p0.double() ** 2).sum()) for p0 in start))
@@ -979,6 +990,12 @@ BUDGET_WEIGHTS = {'check_loss_at_init': 0.5, 'check_loss_activation': 0.25, 'che
 
 def _accepts(fn, arg): return arg in inspect.signature(fn).parameters
 
+# what `sanity_check` passes a check unless `settings` says otherwise: a run of checks wants the verdict, not the numbers that
+# show a test at work (called on its own, check_label_leak trains its copies even when no copy can show a leak, to give a p-value)
+RUN_DEFAULTS = {'check_label_leak': {'decide_without_copies': True}}
+
+def _accepts_all(fn, kwargs:dict)->dict: return {k: v for k, v in kwargs.items() if _accepts(fn, k)}
+
 _DATA_MODULES = ('/fastai/data/', '/fastai/vision/core', '/fastai/text/core', '/fastai/text/data', '/fastai/tabular/core',
                  '/fastai/collab', '/fastcore/transform', '/fasttransform/', '/torch/utils/data/')
 
@@ -1013,10 +1030,10 @@ def sanity_check(self:Learner,
     if budget is None: budget = default_budget(self)
     deadline = Deadline(budget)
     results, seconds, tracebacks = [], [], {}
-    with preserve_rng(self.dls):
+    with preserve_rng(self.dls), sharing(self): # the checks share what they read of the data (`SharedReads`)
         for i, fn in enumerate(progress_bar(fns, leave=False) if progress else fns): # fastprogress draws a bar even with display=False
             name = fn.__name__
-            kwargs = dict(settings.get(name, {}))
+            kwargs = _accepts_all(fn, RUN_DEFAULTS.get(name, {})) | dict(settings.get(name, {}))
             if lr is not None and _accepts(fn, 'lr'): kwargs.setdefault('lr', lr)
             if _accepts(fn, 'budget'):
                 weights = [BUDGET_WEIGHTS.get(f.__name__, 1) for f in fns[i:]]

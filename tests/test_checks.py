@@ -10,7 +10,7 @@ from fastai.callback.training import BnFreeze
 from fastai.losses import CrossEntropyLossFlat, MSELossFlat
 from fastai.optimizer import SGD
 from fastai.torch_core import params
-from fastai_paranoid.core import ParanoidError, ParanoidWarning, fingerprint, rng_fingerprint
+from fastai_paranoid.core import ParanoidError, ParanoidWarning, fingerprint, rng_fingerprint, registered_checks
 from fastai_paranoid.fixtures import (build_mlp, digits_dls, digits_transfer_dls, make_xor_data, pretrained_digits_trunk,
                                       random_image_dls, small_cnn, bn_cnn, tensor_dls, transfer_model, xor_dls)
 from fastai_paranoid.fresh import fresh_learner
@@ -487,3 +487,22 @@ def test_empty_training_loader_is_one_error_and_the_rest_skip():
     assert verdicts.pop('check_train_batches') == 'failed'
     assert 'error' not in verdicts.values(), {r.name: r.message for r in report.results if r.verdict == 'error'}
     assert {r.name for r in report.results if r.verdict == 'failed'} == {'check_train_batches'}
+
+def test_a_run_of_checks_shares_reads_and_gives_each_check_alone():
+    "`sanity_check` shares one read of the data between the checks (`SharedReads`): each result is the one the check gives called on its own, number for number"
+    from fastai_paranoid import datachecks, modelchecks
+    names = ['check_loss_at_init', 'check_gradient_flow', 'check_input_dependency', 'check_output_variation', 'check_loss_activation',
+             'check_overfit_one_batch', 'check_lr', 'check_split_duplicates', 'check_batch_independence']
+    learn = fresh_learner(digits_dls, partial(small_cnn, n_out=10, size=8), loss_func=CrossEntropyLossFlat(), lr=3e-3)
+    reads = []
+    original = datachecks.SharedReads.put
+    def counted(self, *a): reads.append(a[1]); return original(self, *a)
+    datachecks.SharedReads.put = counted
+    try: report = learn.sanity_check(checks=names, on_fail=None, progress=False, budget=1e6)
+    finally: datachecks.SharedReads.put = original
+    assert reads.count('train') == 2 and reads.count('items') == 2  # 4 batches then 50 (check_lr); the whole training set and validation set once
+    alone = {fn.__name__: fn for fn in registered_checks()}
+    for res in report:
+        own = alone[res.name](learn, budget=1e6)
+        assert (own.verdict, own.measured) == (res.verdict, res.measured), res.name
+    assert not datachecks.SHARED.reads and datachecks.SHARED.learn is None
