@@ -1051,14 +1051,12 @@ def sanity_check(self:Learner,
                     res = CheckResult(name, 'skipped', {'exception': type(e).__name__},
                         message=f"not run: reading the data raised {type(e).__name__}: {e}. fit will raise the same when it "
                                 f"reads these items, so this is not a finding of the check; fix the data first.")
-                    results.append(res)
-                    seconds.append(time.perf_counter() - start)
-                    continue
-                tracebacks[name] = traceback.format_exc()
-                res = CheckResult(name, 'error', {'exception': type(e).__name__},
-                                  message=f"{name} raised {type(e).__name__}: {e}",
-                                  fix=f"The check could not run on this Learner, so it says nothing about it: read the traceback "
-                                      f"(report.tracebacks[{name!r}]), or leave the check out with checks=[...].")
+                else:
+                    tracebacks[name] = traceback.format_exc()
+                    res = CheckResult(name, 'error', {'exception': type(e).__name__},
+                                      message=f"{name} raised {type(e).__name__}: {e}",
+                                      fix=f"The check could not run on this Learner, so it says nothing about it: read the traceback "
+                                          f"(report.tracebacks[{name!r}]), or leave the check out with checks=[...].")
             results.append(res)
             seconds.append(time.perf_counter() - start)
     report = SanityReport(results, seconds, tracebacks, budget)
