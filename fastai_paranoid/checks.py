@@ -14,6 +14,8 @@ from fastai.callback.core import Callback, CancelFitException, CancelValidExcept
 from fastai.losses import BaseLoss, LabelSmoothingCrossEntropy, FocalLoss
 from fastai.optimizer import Optimizer, OptimWrapper
 from fastcore.basics import patch, store_attr
+from fastcore.foundation import L
+from fastcore.xtras import ReindexCollection
 from fastprogress.fastprogress import progress_bar
 from .core import ParanoidWarning, ParanoidError, emit, preserve_rng, get_rng_states, set_rng_states, module_paths, stat_norm_layers, frozen_modules
 from .core import ResultTable, CheckResult, VERDICTS, CHECK_ALPHA, register_check, registered_checks
@@ -22,24 +24,36 @@ from .datachecks import Deadline, pct, copy_model, computed_tensors_memo, SHARED
 from .bn import FreezeBNStats, fine_tune_phase, freezes_nothing, FIX_SPLITTER
 
 # %% auto #0
-__all__ = ['BUDGET_WEIGHTS', 'RUN_DEFAULTS', 'loaders_kept', 'NoTrainingBatch', 'training_batches', 'TrainingRead', 'LazyBatches',
-           'model_copy', 'predict', 'refuse_built_optimizer', 'user_lr', 'new_optimizer', 'has_trained', 'loss_name',
-           'applies_log_softmax', 'applies_sigmoid', 'expects_log_probs', 'class_axis', 'data_classes',
+__all__ = ['BUDGET_WEIGHTS', 'RUN_DEFAULTS', 'LoaderState', 'loaders_kept', 'NoTrainingBatch', 'training_batches', 'TrainingRead',
+           'LazyBatches', 'model_copy', 'predict', 'refuse_built_optimizer', 'user_lr', 'new_optimizer', 'has_trained',
+           'loss_name', 'applies_log_softmax', 'applies_sigmoid', 'expects_log_probs', 'class_axis', 'data_classes',
            'check_train_batches', 'check_loss_at_init', 'check_loss_activation', 'overfit_one_batch', 'saturated_items',
            'check_overfit_one_batch', 'short_run', 'batch_losses', 'check_lr', 'LRSweep', 'lr_sweep', 'learner_copy',
            'held_norm_layers', 'check_frozen', 'SanityCheckWarning', 'SanityCheckError', 'SanityReport',
            'default_budget']
 
 # %% ../nbs/30_checks.ipynb #faeebd01
+class LoaderState:
+    "What an iteration of `dls`' loaders changes besides the RNGs, captured to be put back: the attributes it adds (a cancelled loop leaves `dl.it`) or replaces (an `LMDataLoader`'s `chunks`), and the order of a `ReindexCollection` of items, which an `LMDataLoader`'s shuffle permutes in place (its `lens` share that order). The loaders' own generators are `preserve_rng`'s"
+    def __init__(self, dls):
+        self.loaders = [(dl, dict(vars(dl))) for dl in getattr(dls, 'loaders', [])]
+        self.orders = [(v.idxs, list(v.idxs)) for dl, attrs in self.loaders for v in attrs.values() if isinstance(v, ReindexCollection)]
+    def restore(self):
+        "Put the loaders back as they were captured"
+        for dl, attrs in self.loaders:
+            for name in set(vars(dl)) - set(attrs): delattr(dl, name)
+            for name, value in attrs.items():
+                if name != 'rng' and vars(dl).get(name) is not value: setattr(dl, name, value)
+        for idxs, order in self.orders:
+            target = idxs.items if isinstance(idxs, L) else idxs
+            target[:] = order
+
 @contextlib.contextmanager
 def loaders_kept(dls):
-    "Remove the attributes a partial iteration leaves on `dls`' loaders (a cancelled or interrupted loop leaves `dl.it`)"
-    loaders = list(getattr(dls, 'loaders', []))
-    before = [set(vars(dl)) for dl in loaders]
+    "Put `dls`' loaders back as they were after the block (`LoaderState`): a partial iteration leaves `dl.it`, an `LMDataLoader`'s pass reshuffles its items in place"
+    state = LoaderState(dls)
     try: yield
-    finally:
-        for dl, names in zip(loaders, before):
-            for extra in set(vars(dl)) - names: delattr(dl, extra)
+    finally: state.restore()
 
 class NoTrainingBatch(ValueError):
     "`learn.dls.train` yields no batch: `fit` would train nothing (`check_train_batches` says so; the other checks skip)"
@@ -68,7 +82,7 @@ class TrainingRead:
         self.learn, self.dl = learn, learn.dls.train
         self.key = SHARED.key(learn, 'train', self.dl)
         self.states, self.it, self.got, self.stamps, self.pass_start, self.closed = get_rng_states(learn.dls), None, [], [], 0, False
-        self.attrs = [(dl, set(vars(dl))) for dl in getattr(learn.dls, 'loaders', [])]
+        self.loaders = LoaderState(learn.dls)
         SHARED.readers.append(self)
     @classmethod
     def open_one(cls, learn:Learner):
@@ -113,8 +127,7 @@ class TrainingRead:
         if self.it is not None:
             with preserve_rng(self.learn.dls): self.it.close()
             self.it = None
-        for dl, names in self.attrs:
-            for extra in set(vars(dl)) - names: delattr(dl, extra)
+        self.loaders.restore()
         if self.got: SHARED.put(self.learn, 'train', self.dl, self.got, key=self.key, stamps=self.stamps)
 
 class LazyBatches(collections.abc.Sequence):

@@ -529,3 +529,22 @@ def test_a_longer_read_goes_as_far_as_the_check():
         assert [len(v[0]) for k, v in shared.reads.items() if k[0] == 'train'] == [10]
     for (xa, ya), (xb, yb) in zip(eager, got): assert torch.equal(xa[0], xb[0]) and torch.equal(ya[0], yb[0])
     assert rng_fingerprint(learn.dls) == before[0]
+
+def test_reading_batches_leaves_a_language_model_loader_as_it_was():
+    "fastai's LMDataLoader reshuffles its items in place at every pass: a check that reads training batches puts their order back, so the user's next batch is the one it would have been"
+    import pandas as pd
+    from fastai.learner import Learner
+    from fastai.text.all import DataBlock, TextBlock, ColReader, RandomSplitter, BaseTokenizer
+    from fastai_paranoid.core import get_rng_states, set_rng_states
+    lines = [' '.join(str(i) for i in range(j, j + 8)) for j in range(300)]
+    dblock = DataBlock(blocks=TextBlock.from_df('text', is_lm=True, tok=BaseTokenizer(), min_freq=1, n_workers=0),
+                       get_x=ColReader('text'), splitter=RandomSplitter(0.2, seed=0))
+    dls = dblock.dataloaders(pd.DataFrame({'text': lines}), bs=8, seq_len=8, num_workers=0)
+    dl = dls.train
+    states, order, chunks = get_rng_states(dls), list(dl.items.idxs), dl.chunks
+    first = dl.one_batch()[0]
+    set_rng_states(states); dl.items.idxs.items[:] = order; dl.chunks = chunks # back as it was before that batch
+    learn = Learner(dls, nn.Linear(1, 1), loss_func=CrossEntropyLossFlat())
+    training_batches(learn, 2 * len(dl) + 1) # three passes, each reshuffling
+    assert list(dl.items.idxs) == order and dl.chunks is chunks
+    assert torch.equal(dl.one_batch()[0], first)
