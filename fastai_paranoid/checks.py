@@ -4,7 +4,7 @@
 
 # %% ../nbs/30_checks.ipynb #10099ad2
 from __future__ import annotations
-import contextlib, copy, inspect, math, sys, tempfile, time, traceback, warnings
+import collections.abc, contextlib, copy, inspect, math, sys, tempfile, time, traceback, warnings
 import numpy as np
 import torch
 from torch import nn
@@ -14,32 +14,46 @@ from fastai.callback.core import Callback, CancelFitException, CancelValidExcept
 from fastai.losses import BaseLoss, LabelSmoothingCrossEntropy, FocalLoss
 from fastai.optimizer import Optimizer, OptimWrapper
 from fastcore.basics import patch, store_attr
+from fastcore.foundation import L
+from fastcore.xtras import ReindexCollection
 from fastprogress.fastprogress import progress_bar
-from .core import ParanoidWarning, ParanoidError, emit, preserve_rng, module_paths, stat_norm_layers, frozen_modules
+from .core import ParanoidWarning, ParanoidError, emit, preserve_rng, get_rng_states, set_rng_states, module_paths, stat_norm_layers, frozen_modules
 from .core import ResultTable, CheckResult, VERDICTS, CHECK_ALPHA, register_check, registered_checks
 from . import datachecks # registers the data checks (5-8): learn.sanity_check() runs all nine
-from .datachecks import Deadline, pct, copy_model, computed_tensors_memo, SHARED, sharing, _first_tensor as first_tensor
+from .datachecks import Deadline, pct, copy_model, computed_tensors_memo, SHARED, sharing, _stamps, _first_tensor as first_tensor
 from .bn import FreezeBNStats, fine_tune_phase, freezes_nothing, FIX_SPLITTER
 
 # %% auto #0
-__all__ = ['BUDGET_WEIGHTS', 'RUN_DEFAULTS', 'loaders_kept', 'NoTrainingBatch', 'training_batches', 'model_copy', 'predict',
-           'refuse_built_optimizer', 'user_lr', 'new_optimizer', 'has_trained', 'loss_name', 'applies_log_softmax',
-           'applies_sigmoid', 'expects_log_probs', 'class_axis', 'data_classes', 'check_train_batches',
-           'check_loss_at_init', 'check_loss_activation', 'overfit_one_batch', 'saturated_items',
+__all__ = ['BUDGET_WEIGHTS', 'RUN_DEFAULTS', 'LoaderState', 'loaders_kept', 'NoTrainingBatch', 'training_batches', 'TrainingRead',
+           'LazyBatches', 'model_copy', 'predict', 'refuse_built_optimizer', 'user_lr', 'new_optimizer', 'has_trained',
+           'loss_name', 'applies_log_softmax', 'applies_sigmoid', 'expects_log_probs', 'class_axis', 'data_classes',
+           'check_train_batches', 'check_loss_at_init', 'check_loss_activation', 'overfit_one_batch', 'saturated_items',
            'check_overfit_one_batch', 'short_run', 'batch_losses', 'check_lr', 'LRSweep', 'lr_sweep', 'learner_copy',
            'held_norm_layers', 'check_frozen', 'SanityCheckWarning', 'SanityCheckError', 'SanityReport',
            'default_budget']
 
 # %% ../nbs/30_checks.ipynb #faeebd01
+class LoaderState:
+    "What an iteration of `dls`' loaders changes besides the RNGs, captured to be put back: the attributes it adds (a cancelled loop leaves `dl.it`) or replaces (an `LMDataLoader`'s `chunks`), and the order of a `ReindexCollection` of items, which an `LMDataLoader`'s shuffle permutes in place (its `lens` share that order). The loaders' own generators are `preserve_rng`'s"
+    def __init__(self, dls):
+        self.loaders = [(dl, dict(vars(dl))) for dl in getattr(dls, 'loaders', [])]
+        self.orders = [(v.idxs, list(v.idxs)) for dl, attrs in self.loaders for v in attrs.values() if isinstance(v, ReindexCollection)]
+    def restore(self):
+        "Put the loaders back as they were captured"
+        for dl, attrs in self.loaders:
+            for name in set(vars(dl)) - set(attrs): delattr(dl, name)
+            for name, value in attrs.items():
+                if name != 'rng' and vars(dl).get(name) is not value: setattr(dl, name, value)
+        for idxs, order in self.orders:
+            target = idxs.items if isinstance(idxs, L) else idxs
+            target[:] = order
+
 @contextlib.contextmanager
 def loaders_kept(dls):
-    "Remove the attributes a partial iteration leaves on `dls`' loaders (a cancelled or interrupted loop leaves `dl.it`)"
-    loaders = list(getattr(dls, 'loaders', []))
-    before = [set(vars(dl)) for dl in loaders]
+    "Put `dls`' loaders back as they were after the block (`LoaderState`): a partial iteration leaves `dl.it`, an `LMDataLoader`'s pass reshuffles its items in place"
+    state = LoaderState(dls)
     try: yield
-    finally:
-        for dl, names in zip(loaders, before):
-            for extra in set(vars(dl)) - names: delattr(dl, extra)
+    finally: state.restore()
 
 class NoTrainingBatch(ValueError):
     "`learn.dls.train` yields no batch: `fit` would train nothing (`check_train_batches` says so; the other checks skip)"
@@ -51,13 +65,88 @@ def training_batches(learn:Learner, # the Learner whose training DataLoader is r
     dl = learn.dls.train
     no_workers = dl.fake_l.no_multiproc() if hasattr(dl, 'fake_l') else contextlib.nullcontext()
     batches = SHARED.get(learn, 'train', dl) or [] # in a run of checks, what an earlier check read: the first batches of the same read
-    if len(batches) >= n: batches = batches[:n]
-    else: batches = _read_training_batches(learn, n, dl, no_workers)
+    if len(batches) >= n: return [_split_batch(learn, b) for b in batches[:n]]
+    read = TrainingRead.open_one(learn) # one read of the loader at a time: the one open from the same RNG states, if any
+    if read is not None or batches: # in a run of checks, more than was read: read as far as the check goes
+        return LazyBatches(read or TrainingRead(learn), n)
+    return [_split_batch(learn, b) for b in _read_training_batches(learn, n, dl, no_workers)]
+
+def _split_batch(learn, b)->tuple:
+    "`(xb, yb)` of a batch, split at `dls.n_inp` (the last tensor is the target when it is not set)"
     n_inp = getattr(learn.dls, 'n_inp', None)
-    return [(tuple(b[:n_inp or (1 if len(b) == 1 else len(b) - 1)]), tuple(b[n_inp or (1 if len(b) == 1 else len(b) - 1):]))
-            for b in batches]
+    return tuple(b[:n_inp or (1 if len(b) == 1 else len(b) - 1)]), tuple(b[n_inp or (1 if len(b) == 1 else len(b) - 1):])
+
+class TrainingRead:
+    "`training_batches`' read of `learn.dls.train`, batch by batch: each next batch is read with the RNG states the read left (the caller's put back around it), so the batches are the ones an uninterrupted read gives. Open until `close` (the run of checks closes it after the check), and kept in `SHARED` when closed"
+    def __init__(self, learn:Learner):
+        self.learn, self.dl = learn, learn.dls.train
+        self.key = SHARED.key(learn, 'train', self.dl)
+        self.states, self.it, self.got, self.stamps, self.pass_start, self.closed = get_rng_states(learn.dls), None, [], [], 0, False
+        self.loaders = LoaderState(learn.dls)
+        SHARED.readers.append(self)
+    @classmethod
+    def open_one(cls, learn:Learner):
+        "The read of `learn.dls.train` open in this run from the RNG states as they are now, or None; an open read of it from other states is closed (a loader is read by one iterator at a time)"
+        key = SHARED.key(learn, 'train', learn.dls.train)
+        found = None
+        for read in SHARED.readers:
+            if read.closed or read.dl is not learn.dls.train: continue
+            if read.key == key and key is not None: found = read
+            else: read.close()
+        return found
+    def upto(self, n:int)->list:
+        "The first `n` batches, reading the ones not read yet"
+        while len(self.got) < n: self._next()
+        return self.got[:n]
+    def _next(self):
+        if self.closed: raise RuntimeError("TrainingRead: the read is closed (its check ended); call training_batches again.")
+        caller = get_rng_states(self.learn.dls)
+        set_rng_states(self.states)
+        no_workers = self.dl.fake_l.no_multiproc() if hasattr(self.dl, 'fake_l') else contextlib.nullcontext()
+        try:
+            with no_workers:
+                while True:
+                    if self.it is None: self.it, self.pass_start = iter(self.dl), len(self.got)
+                    try:
+                        b = next(self.it)
+                        break
+                    except StopIteration: # the loader has fewer batches: restart it, as training_batches does
+                        self.it = None
+                        if len(self.got) == self.pass_start:
+                            raise NoTrainingBatch(f"learn.dls.train yields no batch (len(dls.train.dataset)={len(self.dl.dataset)}, bs={self.dl.bs}, "
+                                                  f"drop_last={self.dl.drop_last}); give it at least one full batch of data.") from None
+            self.got.append(self.learn._set_device(b))
+            self.stamps += _stamps(self.got[-1]) # as read: a batch changed in place later is not served again
+        finally:
+            self.states = get_rng_states(self.learn.dls)
+            set_rng_states(caller)
+    def close(self):
+        "End the read: close the loader's iterator, remove what it left on the loaders, keep the batches read in `SHARED`"
+        if self.closed: return
+        self.closed = True
+        if self.it is not None:
+            with preserve_rng(self.learn.dls): self.it.close()
+            self.it = None
+        self.loaders.restore()
+        if self.got: SHARED.put(self.learn, 'train', self.dl, self.got, key=self.key, stamps=self.stamps)
+
+class LazyBatches(collections.abc.Sequence):
+    "The first `n` batches of a `TrainingRead` as `(xb, yb)`, read when they are first asked for: a list to `short_run` and `check_lr`, which may stop early"
+    def __init__(self, read:TrainingRead, n:int): self.read, self.n = read, n
+    def __len__(self): return self.n
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            start, stop, step = i.indices(self.n)
+            if start == 0 and step == 1: return LazyBatches(self.read, stop) # a prefix stays lazy
+            return [self[j] for j in range(start, stop, step)]
+        if i < 0: i += self.n
+        if not 0 <= i < self.n: raise IndexError(f"LazyBatches: batch {i} of {self.n}")
+        return _split_batch(self.read.learn, self.read.upto(i + 1)[i])
+    def __iter__(self):
+        for i in range(self.n): yield self[i]
 
 def _read_training_batches(learn, n, dl, no_workers)->list:
+    TrainingRead.open_one(learn) # closes a read of the loader still open from other RNG states
     batches = []
     with preserve_rng(learn.dls), loaders_kept(learn.dls), no_workers:
         while len(batches) < n:
@@ -1040,7 +1129,8 @@ def sanity_check(self:Learner,
                 kwargs.setdefault('budget', max(deadline.left, 0.0) * weights[0] / sum(weights))
             start = time.perf_counter()
             try:
-                res = fn(self, **kwargs)
+                try: res = fn(self, **kwargs)
+                finally: SHARED.close_readers() # a read the check left open ends with it
                 if not isinstance(res, CheckResult):
                     raise TypeError(f"{name} returned {type(res).__name__}, not a CheckResult")
                 if res.name != name: res.name = name # one name per check: the function's, as in checks=[...] and settings

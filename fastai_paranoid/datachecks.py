@@ -71,13 +71,21 @@ class SharedReads:
     "What the checks of one `learn.sanity_check()` run share instead of each reading it again: the batches `training_batches` took from the training DataLoader, the items `served_items` read from each DataLoader in order, and notes such as the seconds one training step of a copy takes. A read is served again only while every RNG (the DataLoaders' own included) is where it was when it was read, so that a fresh read would give the same batches, and while none of its tensors was changed in place. Serves only the Learner of the run `sharing` opened; state that lives for that run, dropped by `reset()`"
     def __init__(self): self.reset()
     def reset(self):
-        "Forget the Learner and everything read for it"
-        self.learn, self.reads, self.notes = None, {}, {}
+        "Forget the Learner and everything read for it (closing the reads still open)"
+        self.close_readers()
+        self.learn, self.reads, self.notes, self.readers = None, {}, {}, []
+    def close_readers(self):
+        "Close the reads left open (a lazy read a check did not finish): the runner calls it after each check"
+        for reader in getattr(self, 'readers', []): reader.close()
+        self.readers = []
     def serves(self, learn)->bool:
         "Is a run sharing reads for `learn` open?"
         return self.learn is not None and self.learn is learn
     def _key(self, kind, dl):
         return (kind, id(dl), rng_fingerprint(self.learn.dls))
+    def key(self, learn, kind:str, dl):
+        "The key a read of `dl` from the RNG states as they are now is kept under (None when no run serves `learn`)"
+        return self._key(kind, dl) if self.serves(learn) else None
     def get(self, learn, kind:str, dl):
         "What was read of `dl` (kind 'train' or 'items') from the RNG states as they are now, or None"
         if not self.serves(learn): return None
@@ -86,9 +94,12 @@ class SharedReads:
         value, dl_kept, stamps = entry
         if dl_kept is not dl or _stamps(value) != stamps: return None # a batch changed in place: read again
         return value
-    def put(self, learn, kind:str, dl, value):
-        "Keep `value`, read of `dl` from the RNG states as they are now (before the read: the caller preserved them)"
-        if self.serves(learn): self.reads[self._key(kind, dl)] = (value, dl, _stamps(value))
+    def put(self, learn, kind:str, dl, value, key=None, stamps=None):
+        "Keep `value`, read of `dl` from the RNG states as they are now (before the read: the caller preserved them), or as they were when `key` was taken; `stamps`: its tensors' `_stamps` as they were read"
+        if not self.serves(learn): return
+        key = self._key(kind, dl) if key is None else key
+        if key in self.reads and len(self.reads[key][0]) >= len(value): return # a longer read of the same is kept
+        self.reads[key] = (value, dl, _stamps(value) if stamps is None else stamps)
     def note(self, learn, key:str, value=None):
         "The note `key` of the run (e.g. 'step_seconds'), None when there is none or no run serves `learn`; with `value`, keep it first (the first note kept stays)"
         if not self.serves(learn): return None
