@@ -684,7 +684,9 @@ def short_run(learn:Learner, # the Learner, left as it is
             opt.step()
             losses.append(loss.item())
             if not math.isfinite(losses[-1]) or deadline.expired: break
-            if budget is not None and len(losses) == 3 and deadline.spent / 3 * min_steps > budget: break
+            if budget is not None and len(losses) == 3: # forecast from the steps after the first, which pays for warm-up
+                per_step = (time.perf_counter() - step_starts[1]) / 2
+                if deadline.spent + per_step * (min_steps - 3) > budget: break
     step_starts.append(time.perf_counter())
     if len(step_starts) > 2: # in a run of checks, what one step takes after the first (which pays for warm-up), for the checks after it
         SHARED.note(learn, 'step_seconds', float(np.median(np.diff(step_starts[1:]))))

@@ -1,5 +1,5 @@
 "Scenario matrix for fastai_paranoid.checks: each check both ways, each check leaves the Learner as it found it, the runner's on_fail modes."
-import math, warnings
+import math, time, warnings
 from functools import partial
 import numpy as np
 import pytest
@@ -565,3 +565,25 @@ def test_reading_batches_leaves_a_language_model_loader_as_it_was():
     training_batches(learn, 2 * len(dl) + 1) # three passes, each reshuffling
     assert list(dl.items.idxs) == order and dl.chunks is chunks
     assert torch.equal(dl.one_batch()[0], first)
+
+class _SlowFirstForward(nn.Module):
+    "An MLP whose first forward pass sleeps `warmup` seconds, as a first step that pays for warm-up (allocations, kernels) does"
+    def __init__(self, warmup):
+        super().__init__()
+        self.net, self.warmup, self.calls = build_mlp(), warmup, 0
+    def forward(self, x):
+        self.calls += 1
+        if self.calls == 1: time.sleep(self.warmup)
+        return self.net(x)
+
+def test_short_run_forecast_leaves_out_the_warm_up_step():
+    "A slow first step does not make the run forecast that `min_steps` will not fit: steps 2-3 price the rest"
+    learn = fresh_learner(partial(xor_dls, n_train=512), partial(_SlowFirstForward, 1.0), loss_func=CrossEntropyLossFlat())
+    batches = training_batches(learn, 12)
+    # at 1 s for step 1 and milliseconds after it, 12 steps fit in 3 s; a forecast of (3 steps' time) / 3 * 12 = 4 s would stop at 3
+    run = short_run(learn, steps=12, batches=batches, budget=3.0, min_steps=12)
+    assert len(run['losses']) == 12, run
+    # the forecast still stops a run whose later steps are slow too
+    slow = fresh_learner(partial(xor_dls, n_train=512), build_mlp, loss_func=CrossEntropyLossFlat())
+    run = short_run(slow, steps=12, batches=batches, budget=0.05, min_steps=10**6)
+    assert len(run['losses']) == 3, run
