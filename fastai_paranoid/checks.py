@@ -13,11 +13,13 @@ from fastai.learner import Learner, defaults
 from fastai.callback.core import Callback, CancelFitException, CancelValidException
 from fastai.optimizer import OptimWrapper
 from fastcore.basics import patch, store_attr
+from fastcore.foundation import L
+from fastcore.xtras import ReindexCollection
 from fastprogress.fastprogress import progress_bar
-from .core import ParanoidWarning, ParanoidError, emit, preserve_rng, module_paths, stat_norm_layers, frozen_modules
+from .core import ParanoidWarning, ParanoidError, emit, preserve_rng, get_rng_states, set_rng_states, module_paths, stat_norm_layers, frozen_modules
 from .core import ResultTable, CheckResult, VERDICTS, CHECK_ALPHA, register_check, registered_checks
 from .compat import fastai_class
-from .checkutils import Deadline, pct, computed_tensors_memo, loaders_kept, NoTrainingBatch, \
+from .checkutils import Deadline, pct, computed_tensors_memo, loaders_kept, SHARED, sharing, _stamps, NoTrainingBatch, \
     training_batches, model_copy, _quiet_dropout, predict, refuse_built_optimizer, user_lr, new_optimizer, has_trained, \
     loss_name, applies_log_softmax, applies_sigmoid, expects_log_probs, class_axis
 # the checks of the modules below register themselves (`register_check`): learn.sanity_check() runs them with these
@@ -25,7 +27,7 @@ from . import datachecks, modelchecks, validchecks
 from .bn import FreezeBNStats, fine_tune_phase, freezes_nothing, FIX_SPLITTER
 
 # %% auto #0
-__all__ = ['BUDGET_WEIGHTS', 'data_classes', 'check_train_batches', 'check_loss_at_init', 'check_loss_activation',
+__all__ = ['BUDGET_WEIGHTS', 'RUN_DEFAULTS', 'data_classes', 'check_train_batches', 'check_loss_at_init', 'check_loss_activation',
            'overfit_one_batch', 'saturated_items', 'check_overfit_one_batch', 'short_run', 'batch_losses', 'check_lr',
            'LRSweep', 'lr_sweep', 'learner_copy', 'held_norm_layers', 'check_frozen', 'SanityCheckWarning',
            'SanityCheckError', 'SanityReport', 'default_budget']
@@ -460,16 +462,22 @@ def short_run(learn:Learner, # the Learner, left as it is
     opt = new_optimizer(learn, model, lr)
     trained = [p for p in model.parameters() if p.requires_grad]
     start = [p.detach().clone() for p in trained]
-    losses = []
+    losses, step_starts = [], []
     with preserve_rng(learn.dls):
         for xb, yb in batches[:steps]:
+            step_starts.append(time.perf_counter())
             opt.zero_grad()
             loss = learn.loss_func(predict(model, xb), *yb)
             loss.backward()
             opt.step()
             losses.append(loss.item())
             if not math.isfinite(losses[-1]) or deadline.expired: break
-            if budget is not None and len(losses) == 3 and deadline.spent / 3 * min_steps > budget: break
+            if budget is not None and len(losses) == 3: # forecast from the steps after the first, which pays for warm-up
+                per_step = (time.perf_counter() - step_starts[1]) / 2
+                if deadline.spent + per_step * (min_steps - 3) > budget: break
+    step_starts.append(time.perf_counter())
+    if len(step_starts) > 2: # in a run of checks, what one step takes after the first (which pays for warm-up), for the checks after it
+        SHARED.note(learn, 'step_seconds', float(np.median(np.diff(step_starts[1:]))))
     with torch.no_grad():
         moved = math.sqrt(sum(float(((p - p0).double() ** 2).sum()) for p, p0 in zip(trained, start)))
         size = math.sqrt(sum(float((p0.double() ** 2).sum()) for p0 in start))
@@ -860,6 +868,12 @@ BUDGET_WEIGHTS = {'check_loss_at_init': 0.5, 'check_loss_activation': 0.25, 'che
 
 def _accepts(fn, arg): return arg in inspect.signature(fn).parameters
 
+# what `sanity_check` passes a check unless `settings` says otherwise: a run of checks wants the verdict, not the numbers that
+# show a test at work (called on its own, check_label_leak trains its copies even when no copy can show a leak, to give a p-value)
+RUN_DEFAULTS = {'check_label_leak': {'decide_without_copies': True}}
+
+def _accepts_all(fn, kwargs:dict)->dict: return {k: v for k, v in kwargs.items() if _accepts(fn, k)}
+
 _DATA_MODULES = ('/fastai/data/', '/fastai/vision/core', '/fastai/text/core', '/fastai/text/data', '/fastai/tabular/core',
                  '/fastai/collab', '/fastcore/transform', '/fasttransform/', '/torch/utils/data/')
 
@@ -894,17 +908,18 @@ def sanity_check(self:Learner,
     if budget is None: budget = default_budget(self)
     deadline = Deadline(budget)
     results, seconds, tracebacks = [], [], {}
-    with preserve_rng(self.dls):
+    with preserve_rng(self.dls), sharing(self): # the checks share what they read of the data (`SharedReads`)
         for i, fn in enumerate(progress_bar(fns, leave=False) if progress else fns): # fastprogress draws a bar even with display=False
             name = fn.__name__
-            kwargs = dict(settings.get(name, {}))
+            kwargs = _accepts_all(fn, RUN_DEFAULTS.get(name, {})) | dict(settings.get(name, {}))
             if lr is not None and _accepts(fn, 'lr'): kwargs.setdefault('lr', lr)
             if _accepts(fn, 'budget'):
                 weights = [BUDGET_WEIGHTS.get(f.__name__, 1) for f in fns[i:]]
                 kwargs.setdefault('budget', max(deadline.left, 0.0) * weights[0] / sum(weights))
             start = time.perf_counter()
             try:
-                res = fn(self, **kwargs)
+                try: res = fn(self, **kwargs)
+                finally: SHARED.close_readers() # a read the check left open ends with it
                 if not isinstance(res, CheckResult):
                     raise TypeError(f"{name} returned {type(res).__name__}, not a CheckResult")
                 if res.name != name: res.name = name # one name per check: the function's, as in checks=[...] and settings
@@ -915,14 +930,12 @@ def sanity_check(self:Learner,
                     res = CheckResult(name, 'skipped', {'exception': type(e).__name__},
                         message=f"not run: reading the data raised {type(e).__name__}: {e}. fit will raise the same when it "
                                 f"reads these items, so this is not a finding of the check; fix the data first.")
-                    results.append(res)
-                    seconds.append(time.perf_counter() - start)
-                    continue
-                tracebacks[name] = traceback.format_exc()
-                res = CheckResult(name, 'error', {'exception': type(e).__name__},
-                                  message=f"{name} raised {type(e).__name__}: {e}",
-                                  fix=f"The check could not run on this Learner, so it says nothing about it: read the traceback "
-                                      f"(report.tracebacks[{name!r}]), or leave the check out with checks=[...].")
+                else:
+                    tracebacks[name] = traceback.format_exc()
+                    res = CheckResult(name, 'error', {'exception': type(e).__name__},
+                                      message=f"{name} raised {type(e).__name__}: {e}",
+                                      fix=f"The check could not run on this Learner, so it says nothing about it: read the traceback "
+                                          f"(report.tracebacks[{name!r}]), or leave the check out with checks=[...].")
             results.append(res)
             seconds.append(time.perf_counter() - start)
     report = SanityReport(results, seconds, tracebacks, budget)

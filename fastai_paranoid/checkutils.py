@@ -4,7 +4,7 @@
 
 # %% ../nbs/30_checkutils.ipynb #d854f32c
 from __future__ import annotations
-import contextlib, copy, math, time
+import collections.abc, contextlib, copy, math, time
 import numpy as np
 import torch
 from torch import nn
@@ -12,13 +12,16 @@ import torch.nn.functional as F
 from fastai.learner import Learner
 from fastai.losses import BaseLoss, LabelSmoothingCrossEntropy, FocalLoss
 from fastai.optimizer import OptimWrapper
+from fastcore.foundation import L
+from fastcore.xtras import ReindexCollection
 from .compat import to_learner_device, base_loss_func, OPT_STATE_KEPT_ON_CLEAR
-from .core import preserve_rng
+from .core import preserve_rng, get_rng_states, set_rng_states, rng_fingerprint
 
 # %% auto #0
-__all__ = ['first_tensor', 'computed_tensors_memo', 'copy_model', 'Deadline', 'pct', 'loaders_kept', 'NoTrainingBatch',
-           'training_batches', 'model_copy', 'predict', 'refuse_built_optimizer', 'user_lr', 'new_optimizer',
-           'has_trained', 'loss_name', 'applies_log_softmax', 'applies_sigmoid', 'expects_log_probs', 'class_axis']
+__all__ = ['SHARED', 'first_tensor', 'computed_tensors_memo', 'copy_model', 'Deadline', 'pct', 'SharedReads', 'sharing',
+           'LoaderState', 'loaders_kept', 'NoTrainingBatch', 'training_batches', 'TrainingRead', 'LazyBatches',
+           'model_copy', 'predict', 'refuse_built_optimizer', 'user_lr', 'new_optimizer', 'has_trained', 'loss_name',
+           'applies_log_softmax', 'applies_sigmoid', 'expects_log_probs', 'class_axis']
 
 # %% ../nbs/30_checkutils.ipynb #945de5c3
 def first_tensor(o):
@@ -61,16 +64,88 @@ def pct(x:float, digits:int=1)->str:
     s = f"{x:.{digits}%}"
     return s[1:] if s.startswith('-') and float(s[1:-1]) == 0 else s
 
+# %% ../nbs/30_checkutils.ipynb #a7c3e1d0
+class SharedReads:
+    "What the checks of one `learn.sanity_check()` run share instead of each reading it again: the batches `training_batches` took from the training DataLoader, the items `served_items` read from each DataLoader in order, and notes such as the seconds one training step of a copy takes. A read is served again only while every RNG (the DataLoaders' own included) is where it was when it was read, so that a fresh read would give the same batches, and while none of its tensors was changed in place. Serves only the Learner of the run `sharing` opened; state that lives for that run, dropped by `reset()`"
+    def __init__(self): self.reset()
+    def reset(self):
+        "Forget the Learner and everything read for it (closing the reads still open)"
+        self.close_readers()
+        self.learn, self.reads, self.notes, self.readers = None, {}, {}, []
+    def close_readers(self):
+        "Close the reads left open (a lazy read a check did not finish): the runner calls it after each check"
+        for reader in getattr(self, 'readers', []): reader.close()
+        self.readers = []
+    def serves(self, learn)->bool:
+        "Is a run sharing reads for `learn` open?"
+        return self.learn is not None and self.learn is learn
+    def _key(self, kind, dl):
+        return (kind, id(dl), rng_fingerprint(self.learn.dls))
+    def key(self, learn, kind:str, dl):
+        "The key a read of `dl` from the RNG states as they are now is kept under (None when no run serves `learn`)"
+        return self._key(kind, dl) if self.serves(learn) else None
+    def get(self, learn, kind:str, dl):
+        "What was read of `dl` (kind 'train' or 'items') from the RNG states as they are now, or None"
+        if not self.serves(learn): return None
+        entry = self.reads.get(self._key(kind, dl))
+        if entry is None: return None
+        value, dl_kept, stamps = entry
+        if dl_kept is not dl or _stamps(value) != stamps: return None # a batch changed in place: read again
+        return value
+    def put(self, learn, kind:str, dl, value, key=None, stamps=None):
+        "Keep `value`, read of `dl` from the RNG states as they are now (before the read: the caller preserved them), or as they were when `key` was taken; `stamps`: its tensors' `_stamps` as they were read"
+        if not self.serves(learn): return
+        key = self._key(kind, dl) if key is None else key
+        if key in self.reads and len(self.reads[key][0]) >= len(value): return # a longer read of the same is kept
+        self.reads[key] = (value, dl, _stamps(value) if stamps is None else stamps)
+    def note(self, learn, key:str, value=None):
+        "The note `key` of the run (e.g. 'step_seconds'), None when there is none or no run serves `learn`; with `value`, keep it first (the first note kept stays)"
+        if not self.serves(learn): return None
+        if value is not None: self.notes.setdefault(key, value)
+        return self.notes.get(key)
+
+def _stamps(value)->list:
+    "The in-place version and requires_grad of every tensor in a (nested) value: what a check could change under a reader's feet"
+    if isinstance(value, torch.Tensor): return [(value._version, value.requires_grad)]
+    if isinstance(value, (list, tuple)): return [s for v in value for s in _stamps(v)]
+    if isinstance(value, dict): return [s for v in value.values() for s in _stamps(v)]
+    return []
+
+SHARED = SharedReads() # the reads of the sanity-check run in progress (none outside `sharing`)
+
+@contextlib.contextmanager
+def sharing(learn):
+    "Within the block, the checks run on `learn` share their reads (`SHARED`); a block inside another one shares the outer one's"
+    if SHARED.learn is not None:
+        yield SHARED
+        return
+    SHARED.learn = learn
+    try: yield SHARED
+    finally: SHARED.reset()
+
+
 # %% ../nbs/30_checkutils.ipynb #faeebd01
+class LoaderState:
+    "What an iteration of `dls`' loaders changes besides the RNGs, captured to be put back: the attributes it adds (a cancelled loop leaves `dl.it`) or replaces (an `LMDataLoader`'s `chunks`), and the order of a `ReindexCollection` of items, which an `LMDataLoader`'s shuffle permutes in place (its `lens` share that order). The loaders' own generators are `preserve_rng`'s"
+    def __init__(self, dls):
+        self.loaders = [(dl, dict(vars(dl))) for dl in getattr(dls, 'loaders', [])]
+        self.orders = [(v.idxs, list(v.idxs)) for dl, attrs in self.loaders for v in attrs.values() if isinstance(v, ReindexCollection)]
+    def restore(self):
+        "Put the loaders back as they were captured"
+        for dl, attrs in self.loaders:
+            for name in set(vars(dl)) - set(attrs): delattr(dl, name)
+            for name, value in attrs.items():
+                if name != 'rng' and vars(dl).get(name) is not value: setattr(dl, name, value)
+        for idxs, order in self.orders:
+            target = idxs.items if isinstance(idxs, L) else idxs
+            target[:] = order
+
 @contextlib.contextmanager
 def loaders_kept(dls):
-    "Remove the attributes a partial iteration leaves on `dls`' loaders (a cancelled or interrupted loop leaves `dl.it`)"
-    loaders = list(getattr(dls, 'loaders', []))
-    before = [set(vars(dl)) for dl in loaders]
+    "Put `dls`' loaders back as they were after the block (`LoaderState`): a partial iteration leaves `dl.it`, an `LMDataLoader`'s pass reshuffles its items in place"
+    state = LoaderState(dls)
     try: yield
-    finally:
-        for dl, names in zip(loaders, before):
-            for extra in set(vars(dl)) - names: delattr(dl, extra)
+    finally: state.restore()
 
 class NoTrainingBatch(ValueError):
     "`learn.dls.train` yields no batch: `fit` would train nothing (`check_train_batches` says so; the other checks skip)"
@@ -81,6 +156,89 @@ def training_batches(learn:Learner, # the Learner whose training DataLoader is r
     "The first `n` batches of `learn.dls.train` as `(xb, yb)` tuples, taken without moving any RNG, the loader's own included"
     dl = learn.dls.train
     no_workers = dl.fake_l.no_multiproc() if hasattr(dl, 'fake_l') else contextlib.nullcontext()
+    batches = SHARED.get(learn, 'train', dl) or [] # in a run of checks, what an earlier check read: the first batches of the same read
+    if len(batches) >= n: return [_split_batch(learn, b) for b in batches[:n]]
+    read = TrainingRead.open_one(learn) # one read of the loader at a time: the one open from the same RNG states, if any
+    if read is not None or batches: # in a run of checks, more than was read: read as far as the check goes
+        return LazyBatches(read or TrainingRead(learn), n)
+    return [_split_batch(learn, b) for b in _read_training_batches(learn, n, dl, no_workers)]
+
+def _split_batch(learn, b)->tuple:
+    "`(xb, yb)` of a batch, split at `dls.n_inp` (the last tensor is the target when it is not set)"
+    n_inp = getattr(learn.dls, 'n_inp', None)
+    return tuple(b[:n_inp or (1 if len(b) == 1 else len(b) - 1)]), tuple(b[n_inp or (1 if len(b) == 1 else len(b) - 1):])
+
+class TrainingRead:
+    "`training_batches`' read of `learn.dls.train`, batch by batch: each next batch is read with the RNG states the read left (the caller's put back around it), so the batches are the ones an uninterrupted read gives. Open until `close` (the run of checks closes it after the check), and kept in `SHARED` when closed"
+    def __init__(self, learn:Learner):
+        self.learn, self.dl = learn, learn.dls.train
+        self.key = SHARED.key(learn, 'train', self.dl)
+        self.states, self.it, self.got, self.stamps, self.pass_start, self.closed = get_rng_states(learn.dls), None, [], [], 0, False
+        self.loaders = LoaderState(learn.dls)
+        SHARED.readers.append(self)
+    @classmethod
+    def open_one(cls, learn:Learner):
+        "The read of `learn.dls.train` open in this run from the RNG states as they are now, or None; an open read of it from other states is closed (a loader is read by one iterator at a time)"
+        key = SHARED.key(learn, 'train', learn.dls.train)
+        found = None
+        for read in SHARED.readers:
+            if read.closed or read.dl is not learn.dls.train: continue
+            if read.key == key and key is not None: found = read
+            else: read.close()
+        return found
+    def upto(self, n:int)->list:
+        "The first `n` batches, reading the ones not read yet"
+        while len(self.got) < n: self._next()
+        return self.got[:n]
+    def _next(self):
+        if self.closed: raise RuntimeError("TrainingRead: the read is closed (its check ended); call training_batches again.")
+        caller = get_rng_states(self.learn.dls)
+        set_rng_states(self.states)
+        no_workers = self.dl.fake_l.no_multiproc() if hasattr(self.dl, 'fake_l') else contextlib.nullcontext()
+        try:
+            with no_workers:
+                while True:
+                    if self.it is None: self.it, self.pass_start = iter(self.dl), len(self.got)
+                    try:
+                        b = next(self.it)
+                        break
+                    except StopIteration: # the loader has fewer batches: restart it, as training_batches does
+                        self.it = None
+                        if len(self.got) == self.pass_start:
+                            raise NoTrainingBatch(f"learn.dls.train yields no batch (len(dls.train.dataset)={len(self.dl.dataset)}, bs={self.dl.bs}, "
+                                                  f"drop_last={self.dl.drop_last}); give it at least one full batch of data.") from None
+            self.got.append(to_learner_device(self.learn, b))
+            self.stamps += _stamps(self.got[-1]) # as read: a batch changed in place later is not served again
+        finally:
+            self.states = get_rng_states(self.learn.dls)
+            set_rng_states(caller)
+    def close(self):
+        "End the read: close the loader's iterator, remove what it left on the loaders, keep the batches read in `SHARED`"
+        if self.closed: return
+        self.closed = True
+        if self.it is not None:
+            with preserve_rng(self.learn.dls): self.it.close()
+            self.it = None
+        self.loaders.restore()
+        if self.got: SHARED.put(self.learn, 'train', self.dl, self.got, key=self.key, stamps=self.stamps)
+
+class LazyBatches(collections.abc.Sequence):
+    "The first `n` batches of a `TrainingRead` as `(xb, yb)`, read when they are first asked for: a list to `short_run` and `check_lr`, which may stop early"
+    def __init__(self, read:TrainingRead, n:int): self.read, self.n = read, n
+    def __len__(self): return self.n
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            start, stop, step = i.indices(self.n)
+            if start == 0 and step == 1: return LazyBatches(self.read, stop) # a prefix stays lazy
+            return [self[j] for j in range(start, stop, step)]
+        if i < 0: i += self.n
+        if not 0 <= i < self.n: raise IndexError(f"LazyBatches: batch {i} of {self.n}")
+        return _split_batch(self.read.learn, self.read.upto(i + 1)[i])
+    def __iter__(self):
+        for i in range(self.n): yield self[i]
+
+def _read_training_batches(learn, n, dl, no_workers)->list:
+    TrainingRead.open_one(learn) # closes a read of the loader still open from other RNG states
     batches = []
     with preserve_rng(learn.dls), loaders_kept(learn.dls), no_workers:
         while len(batches) < n:
@@ -93,9 +251,8 @@ def training_batches(learn:Learner, # the Learner whose training DataLoader is r
             if len(batches) == start:
                 raise NoTrainingBatch(f"learn.dls.train yields no batch (len(dls.train.dataset)={len(dl.dataset)}, bs={dl.bs}, "
                                  f"drop_last={dl.drop_last}); give it at least one full batch of data.")
-    n_inp = getattr(learn.dls, 'n_inp', None)
-    return [(tuple(b[:n_inp or (1 if len(b) == 1 else len(b) - 1)]), tuple(b[n_inp or (1 if len(b) == 1 else len(b) - 1):]))
-            for b in batches]
+    SHARED.put(learn, 'train', dl, batches)
+    return batches
 
 def model_copy(learn:Learner)->nn.Module:
     "A deep copy of `learn.model` in training mode, for a check to train or probe"

@@ -4,11 +4,11 @@
 
 # %% ../nbs/31_datachecks.ipynb #2e372f3f
 from __future__ import annotations
-import copy, hashlib, math, time
+import contextlib, copy, hashlib, math, time
 import torch
 from torch import nn
-from .core import CheckResult, register_check, preserve_rng, module_paths, CHECK_ALPHA
-from .checkutils import Deadline, copy_model, first_tensor as _first_tensor
+from .core import CheckResult, register_check, preserve_rng, rng_fingerprint, module_paths, CHECK_ALPHA
+from .checkutils import Deadline, copy_model, first_tensor as _first_tensor, SHARED, sharing, _stamps
 
 def _plain(t):
     "`t` as a plain CPU tensor (fastai's TensorImage & co. lose their subclass)"
@@ -22,15 +22,24 @@ class RaggedItems(ValueError):
     "The items of a DataLoader come in batches of different shapes (padded per batch): they cannot be put side by side"
 
 # %% auto #0
-__all__ = ['RaggedItems', 'served_items', 'repeat_structure', 'matches_test', 'check_label_leak', 'class_shares_test',
-           'check_split_duplicates', 'channel_bounds', 'check_input_normalization', 'check_batch_independence']
+__all__ = ['RaggedItems', 'served_items', 'repeat_structure', 'remaining_power', 'matches_test', 'check_label_leak',
+           'class_shares_test', 'check_split_duplicates', 'channel_bounds', 'check_input_normalization',
+           'check_batch_independence']
 
 # %% ../nbs/31_datachecks.ipynb #4b8d33bb
-def _read_items(learn, ds_idx:int=0, max_items:int|None=None, deadline:Deadline|None=None)->tuple:
-    "`(inputs, targets, complete)`: as `served_items`, and whether every item was read (False when `deadline` cut the reading short)"
+def _read_batches(learn, ds_idx:int, max_items:int|None, deadline:Deadline|None)->tuple:
+    "`(batches, complete, exhausted)`: the batches of `learn.dls[ds_idx]` in dataset order as plain CPU tensors, whether every item was read, and whether the loader ran to its end"
     dl = learn.dls[ds_idx]
-    n_inp = _n_inp(learn.dls)
-    batches, complete = [], True
+    shared = SHARED.get(learn, 'items', dl)
+    if shared is not None: # a run of checks read it already: its batches as far as this read would have gone (no time spent, so no deadline)
+        batches, exhausted = shared
+        res, seen = [], 0
+        for b in batches:
+            res.append(b)
+            seen += len(b[0])
+            if max_items is not None and seen >= max_items: return res, True, exhausted and len(res) == len(batches)
+        if exhausted: return res, True, True
+    batches, complete, exhausted = [], True, True
     with preserve_rng(learn.dls):
         ordered = dl.new(shuffle=False, drop_last=False)
         try: n_batches = len(ordered)
@@ -39,10 +48,20 @@ def _read_items(learn, ds_idx:int=0, max_items:int|None=None, deadline:Deadline|
         for b in ordered:
             batches.append([_plain(t) for t in b])
             seen += len(batches[-1][0])
-            if max_items is not None and seen >= max_items: break
+            if max_items is not None and seen >= max_items:
+                exhausted = False
+                break
             if deadline is not None and deadline.expired:
                 complete = n_batches is not None and len(batches) >= n_batches
+                exhausted = complete
                 break
+    if shared is None or len(batches) > len(shared[0]): SHARED.put(learn, 'items', dl, (batches, exhausted))
+    return batches, complete, exhausted
+
+def _read_items(learn, ds_idx:int=0, max_items:int|None=None, deadline:Deadline|None=None)->tuple:
+    "`(inputs, targets, complete)`: as `served_items`, and whether every item was read (False when `deadline` cut the reading short)"
+    n_inp = _n_inp(learn.dls)
+    batches, complete, _ = _read_batches(learn, ds_idx, max_items, deadline)
     if not batches: raise ValueError(f"served_items: learn.dls[{ds_idx}] serves no items; give it a non-empty dataset.")
     # a language-model loader cuts its last batch shorter (`last_len`): leave that batch out rather than refuse the others
     if len(batches) > 2 and batches[-1][0].shape[1:] != batches[0][0].shape[1:] \
@@ -162,13 +181,8 @@ def _near_copies(x_train, x_valid, near:float)->tuple:
 def _predictions(model, x, bs=1024):
     with torch.no_grad(): return torch.cat([_first_tensor(model(x[i:i + bs])).argmax(-1) for i in range(0, len(x), bs)]).cpu()
 
-def matches_test(preds:list, # per repeat, the predicted classes (1-D int tensors)
-                 labels:list, # per repeat, the scrambled labels they are scored against
-                 n_perm:int=4999, # Monte Carlo draws when the normal approximation is near the threshold
-                 seed:int=0, # seed of the draws
-                 refine_below:float=0.01, # normal p-values below this are refined by Monte Carlo
-                )->tuple:
-    "One-sided permutation test that predictions match labels more often than chance, summed over repeats: `(z, p, method)`; under no leak each repeat's labels are a random permutation of themselves against its predictions"
+def _matches_z(preds:list, labels:list)->tuple:
+    "`(z, matches)`: the matches of predictions and labels summed over repeats, and their z under the permutation null (exact mean and variance)"
     total, mean, var = 0, 0.0, 0.0
     for pr, y in zip(preds, labels):
         n = len(y)
@@ -178,7 +192,29 @@ def matches_test(preds:list, # per repeat, the predicted classes (1-D int tensor
         mean += float((P * L).sum() / n)
         if n > 1: # the permutation variance of the diagonal sum of a contingency table with fixed margins
             var += float((P * L * (n - P) * (n - L)).sum() + ((P * L).sum() ** 2 - (P * L * P * L).sum())) / (n * n * (n - 1))
-    z = (total - mean) / math.sqrt(max(var, 1e-12))
+    return (total - mean) / math.sqrt(max(var, 1e-12)), total
+
+def remaining_power(z:float, # z of the matches over the repeats run so far
+                    done:int, # repeats run
+                    planned:int, # repeats planned
+                    alpha:float=CHECK_ALPHA, # the test's one-sided level
+                   )->float:
+    "Conditional power (stochastic curtailment): the probability that the planned repeats end with z above the test's threshold if the remaining ones go on as the first `done` went (their mean effect per repeat, unit variance each)"
+    from statistics import NormalDist
+    normal = NormalDist()
+    z_alpha = normal.inv_cdf(1 - alpha)
+    left = planned - done
+    if left <= 0: return float(z >= z_alpha)
+    return 1 - normal.cdf((z_alpha * math.sqrt(planned) - z * planned / math.sqrt(done)) / math.sqrt(left))
+
+def matches_test(preds:list, # per repeat, the predicted classes (1-D int tensors)
+                 labels:list, # per repeat, the scrambled labels they are scored against
+                 n_perm:int=4999, # Monte Carlo draws when the normal approximation is near the threshold
+                 seed:int=0, # seed of the draws
+                 refine_below:float=0.01, # normal p-values below this are refined by Monte Carlo
+                )->tuple:
+    "One-sided permutation test that predictions match labels more often than chance, summed over repeats: `(z, p, method)`; under no leak each repeat's labels are a random permutation of themselves against its predictions"
+    z, total = _matches_z(preds, labels)
     p = _normal_sf(z)
     if p >= refine_below: return z, p, 'normal approximation'
     g = torch.Generator().manual_seed(seed)
@@ -216,6 +252,8 @@ def check_label_leak(learn, # the Learner whose split is tested (on copies of it
                      near:float=0.05, # a validation item closer to a training item than this share of the typical distance between training items is a near copy: it shares its scrambled label
                      inherent:float=0.05, # this share of training items whose input recurs in training with another target: the inputs repeat by nature, and the test cannot tell copies from the task (skipped)
                      seed:int=0, # seed of the scrambles and the copies' initial weights
+                     decide_without_copies:bool=False, # pass without training when no validation item shares its key with a training item the copies train on (`learn.sanity_check()` sets it; off, the copies train anyway and measure the p-value)
+                     futility:float=CHECK_ALPHA, # stop after a repeat when the remaining ones, going on as the first went, would reach the warning with a lower probability than this (a clear pass; 0: always run every repeat)
                      budget:float|None=None, # seconds (None: no time cap); the copies train for as many steps as fit
                     )->CheckResult:
     "Shuffled-label leak test: a fresh copy of the model trained on labels scrambled at the source must score chance on validation"
@@ -250,9 +288,27 @@ def check_label_leak(learn, # the Learner whose split is tested (on copies of it
             twin = keys[int(subset[nearest[j]])]
             if keys[len(y_train) + j] != twin: n_near += 1
             keys[len(y_train) + j] = twin
+    # decided before training: a validation item can match its scrambled label above chance only through a training item the
+    # copies train on that shares its key (a copy or a near copy); with none, its label is independent of all they see
+    train_keys = {keys[i] for i in subset.tolist()}
+    shared = sum(k in train_keys for k in keys[len(y_train):])
+    if not shared and decide_without_copies:
+        return CheckResult(name, 'passed', dict(n_train=len(y_train), n_valid=len(y_valid), trained_subset=len(subset), valid_sharing_a_key=0,
+                                                near_copies=n_near), threshold,
+                           f"No validation item is a copy or a near copy of one of the {len(subset)} training items the copies would train on "
+                           f"({len(y_valid)} validation items hashed and compared): labels scrambled at the source are independent between the "
+                           f"splits, so fresh copies could only score chance on validation, and none was trained"
+                           + ('.' if full else f" (its budget read only the first {len(y_train)} training items)."))
+    bs = min(bs or learn.dls.train.bs or 64, len(y_train), max_train or len(y_train))
+    per_step = SHARED.note(learn, 'step_seconds') # in a run of checks, what a training step of a copy took (check_lr's short run)
+    if budget is not None and per_step is not None and per_step * min(min_steps, steps) * repeats > 2 * 0.85 * deadline.left:
+        return CheckResult(name, 'skipped', dict(steps=0, seconds_per_step=per_step), threshold,
+            f"inconclusive: a training step of a copy of the model takes {per_step:.2f} s here, so only {int(0.85 * deadline.left / repeats / per_step)} of the "
+            f"{min(min_steps, steps)}+ steps the test needs to memorize scrambled labels would fit in its {budget:.1f} s budget: not started.",
+            f"Give it about {per_step * min(min_steps, steps) * repeats / 0.85:.0f} s: learn.sanity_check(budget=...) or "
+            f"settings={{'check_label_leak': {{'budget': ...}}}}; or a smaller `max_train`.")
     device = next(iter(learn.model.parameters()), torch.empty(0)).device
     x_train, x_valid, subset = x_train.to(device), x_valid.to(device), subset.to(device)
-    bs = min(bs or learn.dls.train.bs or 64, len(y_train), max_train or len(y_train))
     train_accs, train_chances, valid_preds, valid_labels, steps_run, short = [], [], [], [], [], False
     with preserve_rng(learn.dls):
         for r in range(repeats):
@@ -284,6 +340,12 @@ def check_label_leak(learn, # the Learner whose split is tested (on copies of it
             train_chances.append(train_chance)
             valid_preds.append(_predictions(model, x_valid))
             valid_labels.append(yva)
+            # a clear pass ends the test early: the copies fit (power), and the matches so far are so near chance that the
+            # remaining repeats, going on as these went, would reach the warning with probability < futility
+            if r + 1 < repeats and sum(train_accs) / len(train_accs) - sum(train_chances) / len(train_chances) >= 2 * min_fit:
+                power_left = remaining_power(_matches_z(valid_preds, valid_labels)[0], r + 1, repeats, alpha)
+                if power_left < futility: break
+    planned, repeats = repeats, len(valid_preds)
     z, p, method = matches_test(valid_preds, valid_labels, seed=seed)
     valid_accs = [(pr == y).float().mean().item() for pr, y in zip(valid_preds, valid_labels)]
     chances = [_accuracy_and_chance_of(pr, y) for pr, y in zip(valid_preds, valid_labels)]
@@ -293,6 +355,10 @@ def check_label_leak(learn, # the Learner whose split is tested (on copies of it
                     valid_accs=[round(a, 4) for a in valid_accs], n_train=len(y_train), n_valid=len(y_valid), repeats=repeats,
                     steps=steps_run[0], near_copies=n_near)
     sure = f"z = {z:.2f}, one-sided p = {p:.2g} ({method}) over {repeats} scrambles x {len(y_valid)} validation items"
+    if repeats < planned:
+        measured.update(repeats_planned=planned, power_left=power_left)
+        sure += (f"; stopped after {repeats} of the {planned} scrambles planned: going on as they went, the others would "
+                 f"reach p < {alpha} with probability {power_left:.1g}")
     power = f"; the copies trained {steps_run[0]} of the {steps} steps wanted, all its {budget:.1f} s budget allowed" if short else ''
     if not full: power += f"; its budget read only the first {len(y_train)} training items"
     near_note = f" ({n_near} validation items are near copies of training items)" if n_near else ''

@@ -1,5 +1,5 @@
 "Scenario matrix for fastai_paranoid.checks: each check both ways, each check leaves the Learner as it found it, the runner's on_fail modes."
-import math, warnings
+import math, time, warnings
 from functools import partial
 import numpy as np
 import pytest
@@ -10,7 +10,7 @@ from fastai.callback.training import BnFreeze
 from fastai.losses import CrossEntropyLossFlat, MSELossFlat
 from fastai.optimizer import SGD
 from fastai.torch_core import params
-from fastai_paranoid.core import ParanoidError, ParanoidWarning, fingerprint, rng_fingerprint
+from fastai_paranoid.core import ParanoidError, ParanoidWarning, fingerprint, rng_fingerprint, registered_checks
 from fastai_paranoid.fixtures import (build_mlp, digits_dls, digits_transfer_dls, make_xor_data, pretrained_digits_trunk,
                                       random_image_dls, small_cnn, bn_cnn, tensor_dls, transfer_model, xor_dls)
 from fastai_paranoid.fresh import fresh_learner
@@ -488,3 +488,103 @@ def test_empty_training_loader_is_one_error_and_the_rest_skip():
     assert verdicts.pop('check_train_batches') == 'failed'
     assert 'error' not in verdicts.values(), {r.name: r.message for r in report.results if r.verdict == 'error'}
     assert {r.name for r in report.results if r.verdict == 'failed'} == {'check_train_batches'}
+
+def test_a_run_of_checks_shares_reads_and_gives_each_check_alone():
+    "`sanity_check` shares one read of the data between the checks (`SharedReads`): each result is the one the check gives called on its own, number for number"
+    from fastai_paranoid import checkutils
+    names = ['check_loss_at_init', 'check_gradient_flow', 'check_input_dependency', 'check_output_variation', 'check_loss_activation',
+             'check_overfit_one_batch', 'check_lr', 'check_split_duplicates', 'check_batch_independence']
+    learn = fresh_learner(digits_dls, partial(small_cnn, n_out=10, size=8), loss_func=CrossEntropyLossFlat(), lr=3e-3)
+    reads = []
+    original = checkutils.SharedReads.put
+    def counted(self, *a, **kw): reads.append(a[1]); return original(self, *a, **kw)
+    checkutils.SharedReads.put = counted
+    try: report = learn.sanity_check(checks=names, on_fail=None, progress=False, budget=1e6)
+    finally: checkutils.SharedReads.put = original
+    assert reads.count('train') == 2 and reads.count('items') == 2  # 4 batches then 50 (check_lr); the whole training set and validation set once
+    alone = {fn.__name__: fn for fn in registered_checks()}
+    for res in report:
+        own = alone[res.name](learn, budget=1e6)
+        assert (own.verdict, own.measured) == (res.verdict, res.measured), res.name
+    assert not checkutils.SHARED.reads and checkutils.SHARED.learn is None
+
+def test_a_longer_read_goes_as_far_as_the_check():
+    "In a run of checks, a check that asks for more batches than were read gets them as it goes, the ones one uninterrupted read gives, whatever RNG it draws from in between; what it did not ask for is never read"
+    import random
+    from torch.utils.data import TensorDataset
+    from fastai.data.core import DataLoaders
+    from fastai.data.load import DataLoader
+    from fastai.learner import Learner
+    from fastai_paranoid.checkutils import sharing
+    from fastai_paranoid.core import get_rng_states, set_rng_states
+    def noisy(b): return (b[0] + torch.randn_like(b[0]), b[1]) # a batch transform that draws from torch's RNG
+    def learner():
+        g = torch.Generator().manual_seed(0)
+        x, y = torch.randn(64, 2, generator=g), torch.randint(0, 2, (64,), generator=g)
+        dls = DataLoaders(DataLoader(TensorDataset(x, y), bs=16, shuffle=True, drop_last=True, after_batch=noisy),
+                          DataLoader(TensorDataset(x, y), bs=16))
+        return Learner(dls, build_mlp(), loss_func=CrossEntropyLossFlat())
+    learn = learner()
+    torch.manual_seed(0)
+    eager = training_batches(learn, 10)         # 4 batches a pass: the loader restarts twice
+    before = (rng_fingerprint(learn.dls), sorted(vars(learn.dls.train)))
+    with sharing(learn) as shared:
+        start = get_rng_states(learn.dls)
+        training_batches(learn, 2)              # an earlier check read 2
+        lazy = training_batches(learn, 10)
+        assert isinstance(lazy, LazyBatches) and len(lazy) == 10 and not lazy.read.got
+        got = []
+        for xb, yb in lazy[:10]:
+            got.append((xb, yb))
+            torch.rand(3); random.random()      # the check draws between batches
+        assert rng_fingerprint(learn.dls) != before[0] and len(lazy.read.got) == 10
+        shared.close_readers()                  # the check ended: its read is kept
+        set_rng_states(start)
+        short = training_batches(learn, 50)
+        for _ in zip(range(3), short): pass     # a check that stops after 3 of its 50 batches
+        shared.close_readers()
+        assert len(short.read.got) == 3 and sorted(vars(learn.dls.train)) == before[1]
+        assert [len(v[0]) for k, v in shared.reads.items() if k[0] == 'train'] == [10]
+    for (xa, ya), (xb, yb) in zip(eager, got): assert torch.equal(xa[0], xb[0]) and torch.equal(ya[0], yb[0])
+    assert rng_fingerprint(learn.dls) == before[0]
+
+def test_reading_batches_leaves_a_language_model_loader_as_it_was():
+    "fastai's LMDataLoader reshuffles its items in place at every pass: a check that reads training batches puts their order back, so the user's next batch is the one it would have been"
+    import pandas as pd
+    from fastai.learner import Learner
+    from fastai.text.all import DataBlock, TextBlock, ColReader, RandomSplitter, BaseTokenizer
+    from fastai_paranoid.core import get_rng_states, set_rng_states
+    lines = [' '.join(str(i) for i in range(j, j + 8)) for j in range(300)]
+    dblock = DataBlock(blocks=TextBlock.from_df('text', is_lm=True, tok=BaseTokenizer(), min_freq=1, n_workers=0),
+                       get_x=ColReader('text'), splitter=RandomSplitter(0.2, seed=0))
+    dls = dblock.dataloaders(pd.DataFrame({'text': lines}), bs=8, seq_len=8, num_workers=0)
+    dl = dls.train
+    states, order, chunks = get_rng_states(dls), list(dl.items.idxs), dl.chunks
+    first = dl.one_batch()[0]
+    set_rng_states(states); dl.items.idxs.items[:] = order; dl.chunks = chunks # back as it was before that batch
+    learn = Learner(dls, nn.Linear(1, 1), loss_func=CrossEntropyLossFlat())
+    training_batches(learn, 2 * len(dl) + 1) # three passes, each reshuffling
+    assert list(dl.items.idxs) == order and dl.chunks is chunks
+    assert torch.equal(dl.one_batch()[0], first)
+
+class _SlowFirstForward(nn.Module):
+    "An MLP whose first forward pass sleeps `warmup` seconds, as a first step that pays for warm-up (allocations, kernels) does"
+    def __init__(self, warmup):
+        super().__init__()
+        self.net, self.warmup, self.calls = build_mlp(), warmup, 0
+    def forward(self, x):
+        self.calls += 1
+        if self.calls == 1: time.sleep(self.warmup)
+        return self.net(x)
+
+def test_short_run_forecast_leaves_out_the_warm_up_step():
+    "A slow first step does not make the run forecast that `min_steps` will not fit: steps 2-3 price the rest"
+    learn = fresh_learner(partial(xor_dls, n_train=512), partial(_SlowFirstForward, 1.0), loss_func=CrossEntropyLossFlat())
+    batches = training_batches(learn, 12)
+    # at 1 s for step 1 and milliseconds after it, 12 steps fit in 3 s; a forecast of (3 steps' time) / 3 * 12 = 4 s would stop at 3
+    run = short_run(learn, steps=12, batches=batches, budget=3.0, min_steps=12)
+    assert len(run['losses']) == 12, run
+    # the forecast still stops a run whose later steps are slow too
+    slow = fresh_learner(partial(xor_dls, n_train=512), build_mlp, loss_func=CrossEntropyLossFlat())
+    run = short_run(slow, steps=12, batches=batches, budget=0.05, min_steps=10**6)
+    assert len(run['losses']) == 3, run

@@ -398,3 +398,55 @@ def test_planted_bugs_caught_at_their_level(case):
     res = check(build(0))
     assert res.verdict in levels, f"{name}: {check_name} {res.verdict}: {res.message}"
     assert res.claim and res.message and res.fix
+
+# ---- what a run of checks shares, and the label-leak test ending when it is decided
+
+def test_shared_reads_are_what_a_fresh_read_gives():
+    "Inside `sharing(learn)`, served_items and the checks' reads come from one read, equal to a fresh one; a moved RNG or a tensor changed in place is read again"
+    learn = learner(xor_dls(n_valid=200), build_mlp())
+    fresh = served_items(learn, 1)
+    with sharing(learn) as shared:
+        first = served_items(learn, 1)
+        assert all(torch.equal(a, b) for a, b in zip(first[0] + first[1], fresh[0] + fresh[1]))
+        assert len(shared.reads) == 1
+        again = served_items(learn, 1, max_items=10) # a prefix of the read, from it
+        assert torch.equal(again[0][0], fresh[0][0][:10]) and len(shared.reads) == 1
+        kept = next(iter(shared.reads.values()))[0][0][0][0]
+        kept.add_(1.0)                               # a check changed a tensor in place: the read is not served again
+        assert shared.get(learn, 'items', learn.dls.valid) is None
+        assert torch.equal(served_items(learn, 1)[0][0], fresh[0][0])
+        torch.rand(1)                                # the RNG moved: a fresh read would differ, so nothing is served
+        assert shared.get(learn, 'items', learn.dls.valid) is None
+        assert shared.get(Learner(learn.dls, build_mlp(), loss_func=nn.CrossEntropyLoss()), 'items', learn.dls.valid) is None
+    assert shared.learn is None and not shared.reads      # the run is over: nothing kept
+
+def test_label_leak_decided_without_copies():
+    "No validation item shares a key with a training item: no leak can show, so the run of checks passes it without training; with copies the test runs as before"
+    good = learner(features_dls(leak=False, seed=0), mlp())
+    res = check_label_leak(good, decide_without_copies=True)
+    assert res.verdict == 'passed' and res.measured['valid_sharing_a_key'] == 0 and 'none was trained' in res.message
+    assert 'p_value' not in res.measured
+    bad = lambda: learner(features_dls(leak=True, seed=0), mlp())
+    on, off = check_label_leak(bad(), decide_without_copies=True), check_label_leak(bad())
+    assert on.verdict == off.verdict == 'warning' and on.measured == off.measured
+
+def test_label_leak_stops_on_a_clear_pass():
+    "Stochastic curtailment: after a repeat whose matches sit at chance the others could not reach the warning; a leak runs every repeat"
+    assert remaining_power(0.3, 1, 3) < 1e-3 < remaining_power(0.4, 1, 3)
+    assert remaining_power(1.0, 2, 3) < 1e-3 < remaining_power(2.0, 1, 3)
+    assert remaining_power(3.2, 3, 3) == 1.0 and remaining_power(3.0, 3, 3) == 0.0
+    good = lambda: learner(features_dls(leak=False, seed=1), mlp())
+    early, full = check_label_leak(good(), seed=1), check_label_leak(good(), seed=1, futility=0)
+    assert early.verdict == full.verdict == 'passed'
+    assert early.measured['repeats'] == 1 and early.measured['repeats_planned'] == 3 and full.measured['repeats'] == 3
+    assert early.measured['valid_accs'] == full.measured['valid_accs'][:1] and 'stopped after 1 of the 3' in early.message
+    bad = check_label_leak(learner(features_dls(leak=True, seed=1), mlp()), seed=1)
+    assert bad.verdict == 'warning' and bad.measured['repeats'] == 3 and 'repeats_planned' not in bad.measured
+
+def test_label_leak_not_started_when_its_steps_cannot_fit():
+    "In a run of checks that measured a training step (check_lr's short run), a budget too short for the steps skips the test before it copies a model"
+    learn = Learner(leaky_xor(), build_mlp(width=256), loss_func=nn.CrossEntropyLoss())
+    with sharing(learn) as shared:
+        shared.note(learn, 'step_seconds', 0.5)
+        res = check_label_leak(learn, budget=10)
+    assert res.verdict == 'skipped' and 'not started' in res.message and res.measured['steps'] == 0 and 'budget' in res.fix
