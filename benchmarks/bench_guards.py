@@ -22,12 +22,39 @@ def fit_seconds(dls_fn, model_fn, cbs):
             best = min(best, time.perf_counter() - start)
     return best
 
-tasks = {'digits CNN (BatchNorm)': (lambda: digits_dls(bs=64), lambda: transfer_model(digits_trunk(), 10)),
+def images_dls(n=320, size=64, bs=32):
+    "Random 64-px images in 2 classes: the tutorial's resnet18 input (bench_checkrun), no files"
+    from fastai.data.core import DataLoaders
+    from fastai.data.load import DataLoader
+    g = torch.Generator().manual_seed(0)
+    items = list(zip(torch.randn(n, 3, size, size, generator=g), torch.randint(0, 2, (n,), generator=g)))
+    return DataLoaders(DataLoader(items, bs=bs, shuffle=True), DataLoader(items[:n // 5], bs=bs))
+
+def resnet18_64():
+    from torchvision.models import resnet18
+    return resnet18(weights=None, num_classes=2)
+
+tasks = {'resnet18, 64 px (bench_checkrun\'s model)': (images_dls, resnet18_64),
+         'digits CNN (BatchNorm)': (lambda: digits_dls(bs=64), lambda: transfer_model(digits_trunk(), 10)),
          'XOR MLP': (lambda: xor_dls(n_valid=512), lambda: build_mlp(width=256))}
-variants = {'NaNGuard': lambda: [NaNGuard()], 'NaNGuard(watch_modules=False)': lambda: [NaNGuard(watch_modules=False)],
+import fastai_paranoid.guards as guards
+_one_sum = guards._isfinite_all
+def _elementwise(t): return torch.isfinite(t).all() # NaNGuard's test before issue 20: a bool tensor of t's size, then a reduction
+
+def nan_guard_before():
+    "NaNGuard with its finiteness test as it was before issue 20 (restored for the next variant by `fit_seconds`' callers)"
+    guards._isfinite_all = _elementwise
+    return [NaNGuard()]
+
+def nan_guard_now():
+    guards._isfinite_all = _one_sum
+    return [NaNGuard()]
+
+variants = {'NaNGuard, before (isfinite().all())': nan_guard_before, 'NaNGuard': nan_guard_now, 'NaNGuard(watch_modules=False)': lambda: [NaNGuard(watch_modules=False)],
             'RNGAudit': lambda: [RNGAudit()], 'both': lambda: [NaNGuard(), RNGAudit()]}
 for task, (dls_fn, model_fn) in tasks.items():
     base = fit_seconds(dls_fn, model_fn, [])
     print(f"{task}: baseline {base:.2f}s for {EPOCHS} epochs")
     for name, cbs in variants.items():
-        print(f"  {name:30s} x{fit_seconds(dls_fn, model_fn, cbs()) / base:.2f}")
+        guards._isfinite_all = _one_sum
+        print(f"  {name:36s} x{fit_seconds(dls_fn, model_fn, cbs()) / base:.2f}")

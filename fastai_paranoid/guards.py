@@ -26,7 +26,11 @@ class NonFiniteError(ParanoidError):
 class NonFiniteWarning(ParanoidWarning):
     "`NaNGuard(raise_error=False)` cancelled a fit at a non-finite loss or gradient"
 
-def _isfinite_all(t): return torch.isfinite(t).all()
+def _isfinite_all(t:torch.Tensor)->torch.Tensor:
+    "Is every element of `t` finite? A 0-d bool tensor on `t`'s device, from one read of `t` and no temporary of its size: a sum with a NaN or an infinity in it is not finite, and a sum of finite elements accumulated in float64 (float32 and bfloat16 tensors) or float32 (float16) cannot overflow (a float64 tensor is summed in float64: elements within a factor of its size of float64's largest count as non-finite)"
+    if not t.is_floating_point(): return torch.ones((), dtype=torch.bool, device=t.device)
+    acc = torch.float32 if t.dtype == torch.float16 else torch.float64 # bfloat16 has float32's range
+    return torch.isfinite(t.sum(dtype=acc))
 
 class NaNGuard(Callback):
     "Stop at the first non-finite loss or gradient and say where: epoch, batch, and the first module whose output went non-finite. Flags and losses stay on the device between reads (no host sync per batch on GPU); `losses` holds the training loss of every step up to the stop, `plot()` shows it"
