@@ -1,7 +1,6 @@
-"Everything public in fastai_paranoid: `from fastai_paranoid.all import *` (written by hand, not exported)"
+"Everything public in fastai_paranoid: `from fastai_paranoid.all import *` (written by hand, not exported). The testing modules stay out, as fastai keeps `fastai.test_utils` out of `fastai.vision.all`: `fastai_paranoid.fixtures` (the seeds' XOR task, small models, digits) and `fastai_paranoid.calibration` (the sanity checks' planted-bug corpus)"
 from .core import *
 from .compat import *
-from .fixtures import *
 from .deploy import *
 from .fresh import *
 from .runs import *

@@ -108,6 +108,7 @@ def test_the_library_works_without_fastais_optional_modules(tmp_path):
         from fastai.learner import Learner
         from fastai.torch_core import params
         from fastai_paranoid.all import *
+        from fastai_paranoid.fixtures import xor_dls, build_mlp
         with paranoid(on_leak='raise'):
             learn = Learner(xor_dls(), build_mlp(), loss_func=nn.CrossEntropyLoss(), path={str(tmp_path)!r},
                             splitter=lambda m: [params(m[:2]), params(m[2:])])
@@ -129,9 +130,10 @@ def test_all_star_imports_every_public_module_and_no_name_twice():
     import collections, importlib, pkgutil, fastai_paranoid
     import fastai_paranoid.all as everything
     tooling = {'all', 'cli', 'runner', 'pytest_plugin', 'ipython', '_modidx', # commands and entry points, imported by name
-               'calibration'} # the sanity checks' calibration corpus: scenarios, not API
+               'calibration', 'fixtures'} # testing modules (the calibration corpus, the seeds' tasks): scenarios, not API
     modules = sorted(m.name for m in pkgutil.iter_modules(fastai_paranoid.__path__) if m.name not in tooling)
     text = Path(everything.__file__).read_text()
     assert [m for m in modules if f"from .{m} import *" not in text] == []
     counts = collections.Counter(n for m in modules for n in importlib.import_module(f'fastai_paranoid.{m}').__all__)
     assert [n for n, k in counts.items() if k > 1] == []
+    assert [m for m in ('fixtures', 'calibration') if f"from .{m} import" in text] == [] # outside `all`, as fastai.test_utils
