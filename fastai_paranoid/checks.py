@@ -139,6 +139,27 @@ def check_train_batches(learn:Learner, # the Learner, left as it is
             f"or drop_last=False, or more training data.")
     return CheckResult(name, 'passed', message="learn.dls.train yields batches.")
 
+def _loss_at_init_high(learn, model, batches_in, name, measured, threshold, n_batches, high, fail_at)->CheckResult:
+    "`check_loss_at_init`'s result for a loss above the accepted range: a note when standardized inputs bring it into range, else a warning, or a failure beyond `fail_at`"
+    loss, expected, n_classes, lname = measured['loss'], measured['ln_C'], measured['n_classes'], loss_name(learn.loss_func)
+    verdict = 'failed' if not math.isfinite(loss) or loss > fail_at else 'warning'
+    scaled = _loss_if_standardized(learn, model, batches_in) if math.isfinite(loss) else None
+    if scaled is not None and scaled[0] <= high:
+        measured.update(loss_standardized_inputs=scaled[0], input_scale=scaled[1])
+        return CheckResult(name, 'info', measured, threshold + "; info when standardizing the inputs brings it in range",
+            f"{lname} of the untrained model ({n_batches} batches, dropout off) is {loss:.4f}, {loss / expected:.2f} "
+            f"times ln({n_classes}) = {expected:.4f}, but on the same batches with each input feature standardized it is "
+            f"{scaled[0]:.4f}: the inputs' scale (largest |mean| or std of a feature: {scaled[1]:.3g}) makes the first outputs "
+            f"large, not the model. Training usually absorbs this in its first steps.",
+            "Normalize the inputs (Normalize in batch_tfms, Normalize.from_stats for images, Normalize in a TabularPandas' "
+            "procs, or (x - mean) / std of the training set) if the first steps matter to you.")
+    return CheckResult(name, verdict, measured, threshold,
+        f"{lname} of the untrained model ({n_batches} batches, dropout off) is {loss:.4f}, {loss / expected:.2f} times "
+        f"ln({n_classes}) = {expected:.4f}, the loss of uniform predictions over the model's {n_classes} outputs: its first "
+        f"outputs are confidently wrong, and the first steps of training go to shrinking them.",
+        "Look for a last layer initialized too large (shrink its weights, zero its bias), inputs that are not normalized "
+        "(add Normalize to the batch transforms), or targets that do not match the outputs (number of classes, label encoding).")
+
 @register_check(10)
 def check_loss_at_init(learn:Learner, # the Learner, left as it is
                        n_batches:int=4, # training batches the loss is averaged over
@@ -188,23 +209,7 @@ def check_loss_at_init(learn:Learner, # the Learner, left as it is
     threshold = (f"between {low:.4f} and {high:.4f} (label entropy x {below:g}; ln({n_classes}) + max({pct(rtol, 0)}, {min_excess:g} nats)); "
                  f"failed above {fail_at:.4f} (max({fail_ratio:g} x ln({n_classes}), ln({n_classes}) + {fail_excess:g} nats))")
     if not math.isfinite(loss) or loss > high:
-        verdict = 'failed' if not math.isfinite(loss) or loss > fail_at else 'warning'
-        scaled = _loss_if_standardized(learn, model, batches_in) if math.isfinite(loss) else None
-        if scaled is not None and scaled[0] <= high:
-            measured.update(loss_standardized_inputs=scaled[0], input_scale=scaled[1])
-            return CheckResult(name, 'info', measured, threshold + "; info when standardizing the inputs brings it in range",
-                f"{loss_name(loss_func)} of the untrained model ({len(losses)} batches, dropout off) is {loss:.4f}, {loss / expected:.2f} "
-                f"times ln({n_classes}) = {expected:.4f}, but on the same batches with each input feature standardized it is "
-                f"{scaled[0]:.4f}: the inputs' scale (largest |mean| or std of a feature: {scaled[1]:.3g}) makes the first outputs "
-                f"large, not the model. Training usually absorbs this in its first steps.",
-                "Normalize the inputs (Normalize in batch_tfms, Normalize.from_stats for images, Normalize in a TabularPandas' "
-                "procs, or (x - mean) / std of the training set) if the first steps matter to you.")
-        return CheckResult(name, verdict, measured, threshold,
-            f"{loss_name(loss_func)} of the untrained model ({len(losses)} batches, dropout off) is {loss:.4f}, {loss / expected:.2f} times "
-            f"ln({n_classes}) = {expected:.4f}, the loss of uniform predictions over the model's {n_classes} outputs: its first "
-            f"outputs are confidently wrong, and the first steps of training go to shrinking them.",
-            "Look for a last layer initialized too large (shrink its weights, zero its bias), inputs that are not normalized "
-            "(add Normalize to the batch transforms), or targets that do not match the outputs (number of classes, label encoding).")
+        return _loss_at_init_high(learn, model, batches_in, name, measured, threshold, len(losses), high, fail_at)
     knows = _knows_labels(outputs, class_axis(loss_func), n_classes) if loss < low else None
     if knows is not None: measured['z_vs_label_frequencies'] = knows
     if loss < low and knows is not None and knows < -z_knows:
@@ -239,6 +244,29 @@ def _clamping(last:nn.Module|None, outputs:torch.Tensor, min_outputs:int=64, min
         return 0., math.inf, f"no output is negative and {float((outputs == 0).float().mean()):.0%} are exactly 0 (a ReLU applied in forward)"
     return None
 
+def _sigmoid_before_loss(name:str, pred, last, where:str, lname:str)->CheckResult:
+    "`check_loss_activation` under a loss that applies a sigmoid itself: failed when the outputs already went through one"
+    measured = {'output_min': float(pred.min()), 'output_max': float(pred.max()), 'last_module': where}
+    threshold = "outputs not all within [0, 1]"
+    if isinstance(last, nn.Sigmoid) or (pred.min() >= 0 and pred.max() <= 1 and pred.numel() >= 16):
+        return CheckResult(name, 'failed', measured, threshold,
+            f"{where}: every output lies in [{pred.min():.4f}, {pred.max():.4f}], as after a sigmoid, in front of {lname}, "
+            f"which applies a sigmoid itself: the loss sees sigmoid(sigmoid(x)) and cannot go below 0.31 per output.",
+            "Remove the final Sigmoid and give the loss logits; learn.get_preds() applies the loss's sigmoid for you.")
+    return CheckResult(name, 'passed', measured, threshold, f"outputs span [{pred.min():.4f}, {pred.max():.4f}]: logits, as {lname} expects.")
+
+def _log_probs_for_loss(name:str, probs, where:str, lname:str, tol:float)->CheckResult:
+    "`check_loss_activation` under a loss that expects log-probabilities (NLL): failed when exp(outputs) are not distributions"
+    deviation = float((probs.exp().sum(-1) - 1).abs().max())
+    measured = {'max_row_deviation': deviation, 'last_module': where}
+    threshold = f"exp(outputs) rows sum to 1 within {tol}"
+    if deviation > tol:
+        return CheckResult(name, 'failed', measured, threshold,
+            f"{where}: exp(outputs) rows sum to 1 only within {deviation:.4f}, but {lname} expects log-probabilities: "
+            f"it takes -output[target] as the loss, which can go below 0 and train without bound.",
+            "End the model with nn.LogSoftmax(dim=1), or keep logits and use CrossEntropyLossFlat.")
+    return CheckResult(name, 'passed', measured, threshold, f"outputs are log-probabilities, as {lname} expects.")
+
 @register_check(20)
 def check_loss_activation(learn:Learner, # the Learner, left as it is
                           tol:float=1e-3, # how close to 1 rows must sum to count as probabilities
@@ -256,26 +284,9 @@ def check_loss_activation(learn:Learner, # the Learner, left as it is
         pred, last = _last_leaf(model, xb)
     where = module_paths(model)[last] if last is not None else "the model's forward"
     pred = pred.detach().float().as_subclass(torch.Tensor) # fastai tensor subclasses (TensorImage...) do not format
-    if applies_sigmoid(loss_func):
-        measured = {'output_min': float(pred.min()), 'output_max': float(pred.max()), 'last_module': where}
-        threshold = "outputs not all within [0, 1]"
-        if isinstance(last, nn.Sigmoid) or (pred.min() >= 0 and pred.max() <= 1 and pred.numel() >= 16):
-            return CheckResult(name, 'failed', measured, threshold,
-                f"{where}: every output lies in [{pred.min():.4f}, {pred.max():.4f}], as after a sigmoid, in front of {lname}, "
-                f"which applies a sigmoid itself: the loss sees sigmoid(sigmoid(x)) and cannot go below 0.31 per output.",
-                "Remove the final Sigmoid and give the loss logits; learn.get_preds() applies the loss's sigmoid for you.")
-        return CheckResult(name, 'passed', measured, threshold, f"outputs span [{pred.min():.4f}, {pred.max():.4f}]: logits, as {lname} expects.")
+    if applies_sigmoid(loss_func): return _sigmoid_before_loss(name, pred, last, where, lname)
     probs = pred.movedim(class_axis(loss_func), -1)
-    if expects_log_probs(loss_func):
-        deviation = float((probs.exp().sum(-1) - 1).abs().max())
-        measured = {'max_row_deviation': deviation, 'last_module': where}
-        threshold = f"exp(outputs) rows sum to 1 within {tol}"
-        if deviation > tol:
-            return CheckResult(name, 'failed', measured, threshold,
-                f"{where}: exp(outputs) rows sum to 1 only within {deviation:.4f}, but {lname} expects log-probabilities: "
-                f"it takes -output[target] as the loss, which can go below 0 and train without bound.",
-                "End the model with nn.LogSoftmax(dim=1), or keep logits and use CrossEntropyLossFlat.")
-        return CheckResult(name, 'passed', measured, threshold, f"outputs are log-probabilities, as {lname} expects.")
+    if expects_log_probs(loss_func): return _log_probs_for_loss(name, probs, where, lname, tol)
     n_classes = probs.shape[-1]
     deviation = float((probs.sum(-1) - 1).abs().max())
     measured = {'n_classes': n_classes, 'output_min': float(probs.min()), 'max_row_deviation': deviation, 'last_module': where}
@@ -384,6 +395,18 @@ def saturated_items(learn:Learner, # the Learner whose loss function is used
     return {'items': n, 'stuck': stuck, 'saturated': saturated, 'stuck_losses_grads': sorted(worst, reverse=True)}
 
 
+def _saturated_stall(name:str, measured:dict, threshold:str, story:str, sat:dict)->CheckResult:
+    "`check_overfit_one_batch`'s note for a stall where every item left above the target gets (almost) no gradient from the loss (`saturated_items`)"
+    measured.update(stuck_items=sat['stuck'], saturated_items=sat['saturated'])
+    l0, g0 = sat['stuck_losses_grads'][0]
+    return CheckResult(name, 'info', measured, threshold + "; info when every item left above it gets no gradient from the loss",
+        f"{story}: the {sat['saturated']} of the {sat['items']} items still above it are stuck (the worst at loss {l0:.4f}) where "
+        f"the loss's gradient with respect to the model's output is {g0:.1e}. The loss saturates on confidently wrong items "
+        f"(a sigmoid or clamp inside a bounded loss), so nothing pushes them back, and a stall says nothing about the model "
+        f"here: this check cannot tell a broken model from a saturated loss.",
+        "A loss with a log on the probabilities (BCEWithLogitsLossFlat for one output, CrossEntropyLossFlat for classes) keeps "
+        "a gradient on confidently wrong items; with this loss, expect the training to stall the same way on some items.")
+
 @register_check(30)
 def check_overfit_one_batch(learn:Learner, # the Learner, left as it is
                             max_steps:int=1000, # most optimizer steps; the run goes on while the loss falls, within `budget`
@@ -428,16 +451,7 @@ def check_overfit_one_batch(learn:Learner, # the Learner, left as it is
             f"too few steps to tell a slow model from a broken one.",
             "Give it more time: learn.sanity_check(budget=...) or settings={'check_overfit_one_batch': {'budget': 120}}.")
     sat = saturated_items(learn, run['model'], *run['batch'], above=target(losses)) if math.isfinite(last) else None
-    if sat is not None and sat['stuck'] and sat['saturated'] == sat['stuck']:
-        measured.update(stuck_items=sat['stuck'], saturated_items=sat['saturated'])
-        l0, g0 = sat['stuck_losses_grads'][0]
-        return CheckResult(name, 'info', measured, threshold + "; info when every item left above it gets no gradient from the loss",
-            f"{story}: the {sat['saturated']} of the {sat['items']} items still above it are stuck (the worst at loss {l0:.4f}) where "
-            f"the loss's gradient with respect to the model's output is {g0:.1e}. The loss saturates on confidently wrong items "
-            f"(a sigmoid or clamp inside a bounded loss), so nothing pushes them back, and a stall says nothing about the model "
-            f"here: this check cannot tell a broken model from a saturated loss.",
-            "A loss with a log on the probabilities (BCEWithLogitsLossFlat for one output, CrossEntropyLossFlat for classes) keeps "
-            "a gradient on confidently wrong items; with this loss, expect the training to stall the same way on some items.")
+    if sat is not None and sat['stuck'] and sat['saturated'] == sat['stuck']: return _saturated_stall(name, measured, threshold, story, sat)
     accuracy_note = (f", although the batch accuracy is {run['accuracy']:.2f}: accuracy only checks the argmax"
                      if run['accuracy'] is not None and run['accuracy'] >= 0.99 else '')
     how = "became non-finite" if not math.isfinite(last) else f"stalled ({pct(recent_drop)} lower over the last quarter of the run)"
@@ -531,76 +545,97 @@ def check_lr(learn:Learner, # the Learner, left as it is
             f"inconclusive: only {len(losses)} of the {steps} steps it wanted fit in its {budget:.1f} s budget, too few to tell "
             f"the loss's trend from batch-to-batch noise.",
             "Give it more time: learn.sanity_check(budget=...) or settings={'check_lr': {'budget': 60}}.")
+    ev = _lr_evidence(learn, run, batches, lr, steps, tail, budget)
+    ev.update(name=name, tol=tol, max_change=max_change, blown=blown, spike=spike,
+              threshold=(f"mean loss of the last {ev['tail']} steps < (1 - {tol}) x the starting weights' loss on those batches; "
+                         f"if not, weights moved < {pct(max_change, 0)} (too low) or more (too high, unless a paired t-test puts the tail "
+                         f"below the start at p < {CHECK_ALPHA:g}: a large loss descending slowly)"))
+    if not math.isfinite(ev['ratio']):
+        return CheckResult(name, 'failed', ev['measured'], ev['threshold'], f"{ev['story']}: the loss became non-finite{ev['power']}.", ev['fix_high'])
+    return _lr_above_start(ev) or _lr_level_or_lower(ev)
+
+def _lr_evidence(learn, run, batches, lr, steps, tail, budget)->dict:
+    "What `check_lr` judges a short run on: the mean loss of its last `tail` steps, the starting weights' loss on those batches, paired tests between the two, the peak, and the pieces of its messages"
+    losses = run['losses']
     tail = min(tail, max(1, len(losses) // 3))
     end = _tail(losses, tail)
     # the starting weights on the same tail batches: the run's own start, without the batch-to-batch noise of step 0 alone
     start_losses = batch_losses(learn, batches[:len(losses)][-tail:])
     start = float(np.mean(start_losses))
     ratio = end / start if math.isfinite(end) and start > 0 else math.inf
-    p_lower = _p_lower(losses[-tail:], start_losses)
-    trained = has_trained(learn)
     measured = {'lr': lr, 'steps': len(losses), 'step0_loss': losses[0], 'start_loss_tail_batches': start, 'tail_loss': end,
                 'tail_over_start': ratio, 'relative_weight_change': run['relative_change'],
                 'share_above_step0': float(np.mean([l > losses[0] for l in losses[1:]])) if len(losses) > 1 else 0.0}
-    threshold = (f"mean loss of the last {tail} steps < (1 - {tol}) x the starting weights' loss on those batches; "
-                 f"if not, weights moved < {pct(max_change, 0)} (too low) or more (too high, unless a paired t-test puts the tail "
-                 f"below the start at p < {CHECK_ALPHA:g}: a large loss descending slowly)")
-    power = f" (only {len(losses)} of the {steps} steps it wanted fit in its {budget:.1f} s budget)" if len(losses) < steps and math.isfinite(end) else ''
-    story = f"a {len(losses)}-step run of a copy at lr={lr:g}"
-    fix_high = f"Lower the learning rate (learn.lr, or fit's lr): try {lr / 10:g}, or find the band with lr_sweep(learn)."
-    if not math.isfinite(ratio):
-        return CheckResult(name, 'failed', measured, threshold, f"{story}: the loss became non-finite{power}.", fix_high)
+    ev = dict(lr=lr, losses=losses, tail=tail, end=end, start=start, ratio=ratio, measured=measured, change=run['relative_change'],
+              p_lower=_p_lower(losses[-tail:], start_losses), trained=has_trained(learn),
+              power=f" (only {len(losses)} of the {steps} steps it wanted fit in its {budget:.1f} s budget)" if len(losses) < steps and math.isfinite(end) else '',
+              story=f"a {len(losses)}-step run of a copy at lr={lr:g}",
+              fix_high=f"Lower the learning rate (learn.lr, or fit's lr): try {lr / 10:g}, or find the band with lr_sweep(learn).")
+    if not math.isfinite(ratio): return ev
     p_higher = _p_higher(losses[-tail:], start_losses)
     if p_higher is not None: measured['p_tail_not_higher'] = p_higher
     rising = p_higher is not None and p_higher < CHECK_ALPHA
-    claim = f"p = {p_higher:.1g} < {CHECK_ALPHA:g}, n = {tail} paired batches" if rising else ''
     peak = max(losses)
     measured['peak_over_start'] = peak / start if start > 0 else math.inf
-    if ratio > 1 - tol and (run['relative_change'] > blown or peak > spike * start):
-        return CheckResult(name, 'failed', measured, threshold + f"; certain when the weights moved more than {pct(blown, 0)} of their norm "
-                           f"or the loss spiked above {spike:g} x its start",
-            f"{story}: the weights moved by {pct(run['relative_change'], 0)} of their norm and the loss peaked at {peak:.4g} "
+    return dict(ev, p_higher=p_higher, rising=rising, peak=peak,
+                claim=f"p = {p_higher:.1g} < {CHECK_ALPHA:g}, n = {tail} paired batches" if rising else '')
+
+def _lr_above_start(ev:dict)->CheckResult|None:
+    "`check_lr`'s verdict on a run that did not end below its start because its steps overshoot: certain when the weights blew away, a warning when the tail is significantly higher, a note when it is higher but not significantly; None for the other runs"
+    name, measured, threshold, story, power, fix_high = (ev[k] for k in ('name', 'measured', 'threshold', 'story', 'power', 'fix_high'))
+    tail, end, start, ratio, peak, claim, losses = (ev[k] for k in ('tail', 'end', 'start', 'ratio', 'peak', 'claim', 'losses'))
+    if ratio > 1 - ev['tol'] and (ev['change'] > ev['blown'] or peak > ev['spike'] * start):
+        return CheckResult(name, 'failed', measured, threshold + f"; certain when the weights moved more than {pct(ev['blown'], 0)} of their norm "
+                           f"or the loss spiked above {ev['spike']:g} x its start",
+            f"{story}: the weights moved by {pct(ev['change'], 0)} of their norm and the loss peaked at {peak:.4g} "
             f"({peak / start:.3g} times the starting {start:.4f}), and it did not come back below its start (mean of the last {tail} "
             f"steps {end:.4f}, {ratio:.3f} times the start): the steps overshoot and blew the weights away{power}.", fix_high, claim='certain')
-    if ratio > 1 + tol:
-        how = (f"hovers above its start: the mean of its last {tail} steps is {end:.4f}, {ratio:.2f} times the {start:.4f} the starting "
-               f"weights score on the same batches (step 0: {losses[0]:.4f}, exceeded on {pct(measured['share_above_step0'], 0)} of the steps)")
-        if rising:
-            return CheckResult(name, 'failed', measured, threshold, f"{story}: the loss {how}, higher on the same batches "
-                               f"(paired t-test, {claim}){power}.", fix_high, level='warning', claim=claim)
-        return CheckResult(name, 'info', measured, threshold,
-            f"{story}: the loss {how}, but not significantly (paired t-test p = {p_higher if p_higher is not None else float('nan'):.2g}, "
-            f"n = {tail}; a warning needs p < {CHECK_ALPHA:g}): early steps of a fresh model can rise before they fall, which is "
-            f"what warm-up (fit_one_cycle) absorbs{power}.",
-            f"If the loss of your real run rises too, lower the learning rate: try {lr / 10:g}, or find the band with lr_sweep(learn).")
+    if ratio <= 1 + ev['tol']: return None
+    how = (f"hovers above its start: the mean of its last {tail} steps is {end:.4f}, {ratio:.2f} times the {start:.4f} the starting "
+           f"weights score on the same batches (step 0: {losses[0]:.4f}, exceeded on {pct(measured['share_above_step0'], 0)} of the steps)")
+    if ev['rising']:
+        return CheckResult(name, 'failed', measured, threshold, f"{story}: the loss {how}, higher on the same batches "
+                           f"(paired t-test, {claim}){power}.", fix_high, level='warning', claim=claim)
+    p_higher = ev['p_higher']
+    return CheckResult(name, 'info', measured, threshold,
+        f"{story}: the loss {how}, but not significantly (paired t-test p = {p_higher if p_higher is not None else float('nan'):.2g}, "
+        f"n = {tail}; a warning needs p < {CHECK_ALPHA:g}): early steps of a fresh model can rise before they fall, which is "
+        f"what warm-up (fit_one_cycle) absorbs{power}.",
+        f"If the loss of your real run rises too, lower the learning rate: try {ev['lr'] / 10:g}, or find the band with lr_sweep(learn).")
+
+def _lr_level_or_lower(ev:dict)->CheckResult:
+    "`check_lr`'s verdict on a run whose tail is level with its start or lower: a slow descent, a level loss after large steps, a loss that barely moved (a rate too low), or a pass"
+    name, measured, threshold, story, power = (ev[k] for k in ('name', 'measured', 'threshold', 'story', 'power'))
+    tail, end, start, ratio, change, p_lower = (ev[k] for k in ('tail', 'end', 'start', 'ratio', 'change', 'p_lower'))
+    level, large_steps = ratio > 1 - ev['tol'], change > ev['max_change']
     if p_lower is not None: measured['p_tail_not_lower'] = p_lower
     falling = p_lower is not None and p_lower < CHECK_ALPHA
-    if ratio > 1 - tol and run['relative_change'] > max_change and falling:
+    if level and large_steps and falling:
         # a large loss (an unscaled regression target) falls by a small share per step: steps that descend do not overshoot
         return CheckResult(name, 'passed', measured, threshold,
             f"{story} took the loss from {start:.4f} to {end:.4f} (mean of the last {tail} steps, same batches), only "
             f"{pct(1 - ratio)} lower, but lower on the same batches at every test (paired t-test, p = {p_lower:.1g} < {CHECK_ALPHA:g}, "
             f"n = {tail}): the steps descend, slowly. A loss this large falls slowly when the targets are not scaled "
             f"(a regression on raw values: normalize y, or put the target range in the head, e.g. sigmoid_range){power}.")
-    if ratio > 1 - tol and run['relative_change'] > max_change and rising:
+    if level and large_steps and ev['rising']:
         return CheckResult(name, 'failed', measured, threshold,
-            f"{story}: the weights moved by {pct(run['relative_change'], 0)} of their norm, and the loss went up "
+            f"{story}: the weights moved by {pct(change, 0)} of their norm, and the loss went up "
             f"(mean of the last {tail} steps {end:.4f}, {ratio:.3f} times the starting {start:.4f}, higher on the same batches: "
-            f"paired t-test, {claim}): the steps overshoot{power}.", fix_high, level='warning', claim=claim)
-    if ratio > 1 - tol and run['relative_change'] > max_change:
+            f"paired t-test, {ev['claim']}): the steps overshoot{power}.", ev['fix_high'], level='warning', claim=ev['claim'])
+    if level and large_steps:
         return CheckResult(name, 'info', measured, threshold,
-            f"{story}: the weights moved by {pct(run['relative_change'], 0)} of their norm while the loss stayed level "
+            f"{story}: the weights moved by {pct(change, 0)} of their norm while the loss stayed level "
             f"(mean of the last {tail} steps {end:.4f}, {ratio:.3f} times the starting {start:.4f}; neither higher nor lower on "
             f"the same batches at p < {CHECK_ALPHA:g}, n = {tail}): too short a run to tell a rate too high from a slow start{power}.",
             "Compare rates with lr_sweep(learn), or give the check more steps: settings={'check_lr': {'steps': 200}}.")
-    if ratio > 1 - tol and trained:
+    if level and ev['trained']:
         return CheckResult(name, 'passed', measured, threshold,
-            f"{story} kept the loss level ({ratio:.3f} times the starting {start:.4f}) without overshooting; {trained}, "
+            f"{story} kept the loss level ({ratio:.3f} times the starting {start:.4f}) without overshooting; {ev['trained']}, "
             f"so a level loss is expected, not a sign of a rate too low{power}.")
-    if ratio > 1 - tol:
+    if level:
         return CheckResult(name, 'warning', measured, threshold,
             f"{story}: the loss barely moved (mean of the last {tail} steps {end:.4f}, {ratio:.3f} times the starting {start:.4f}), "
-            f"and the weights by {pct(run['relative_change'], 2)} of their norm{power}.",
+            f"and the weights by {pct(change, 2)} of their norm{power}.",
             "The rate may be too low: compare rates with lr_sweep(learn), and pass the rate you train with: learn.sanity_check(lr=...).")
     return CheckResult(name, 'passed', measured, threshold,
                        f"{story} took the loss from {start:.4f} to {end:.4f} (mean of the last {tail} steps, same batches){power}.")
@@ -721,34 +756,11 @@ def check_frozen(learn:Learner, # the Learner, left as it is
     # fastai's train_bn=True keeps the BN layers of frozen groups trainable on purpose: their statistics move by design
     in_frozen_groups = set(frozen_modules(learn))
     trainable_bn = [m for m in stat_norm_layers(learn.model) if m in in_frozen_groups and m not in held]
-    if not param_names and not norm_names:
-        nothing = freezes_nothing(learn)
-        if nothing and fine_tune_phase(learn) == 'frozen':
-            # certain, but whether it matters depends on a pretrained body we cannot see (the book's collab and tabular
-            # chapters fine_tune one-group Learners on purpose): a note, shown and not counted
-            return CheckResult(name, 'info', {'param_groups': len(learn.opt.param_lists), 'frozen_params': 0}, "something frozen in fine_tune's frozen phase",
-                f"learn.fine_tune called learn.freeze(), but {nothing}: its 'frozen' epochs train the whole model at the head's rate "
-                f"(harmless for a model with no pretrained body; for a pretrained one, its body is trained at the head's rate).",
-                FIX_SPLITTER, claim='certain')
-        return CheckResult(name, 'skipped', message="nothing is frozen: no parameter has requires_grad=False and learn.opt has no frozen "
-                           + (f"parameter group, and learn.freeze() cannot freeze anything here (if you called it, it froze nothing): {nothing}."
-                              if nothing else "parameter group (learn.freeze() makes some)."),
-                           fix=FIX_SPLITTER if nothing else '')
+    if not param_names and not norm_names: return _nothing_frozen(learn, name)
     lr = user_lr(learn, lr)
     originals = dict(learn.model.named_parameters())
     stale = [n for n in param_names if originals[n].grad is not None]
-    with preserve_rng(learn.dls), loaders_kept(learn.dls), tempfile.TemporaryDirectory() as tmp:
-        clone = learner_copy(learn, path=tmp)
-        params, modules = dict(clone.model.named_parameters()), dict(clone.model.named_modules())
-        stats = lambda: {n: [b.detach().clone().float() for b in (modules[n].running_mean, modules[n].running_var)] for n in norm_names}
-        params_before = {n: params[n].detach().clone() for n in param_names}
-        stats_before = stats()
-        n_epochs = -(-n_batches // max(1, len(learn.dls.train)))
-        no_bar = clone.no_bar() if hasattr(clone, 'no_bar') else contextlib.nullcontext() # no bar to hide unless fastai.callback.progress is imported
-        with no_bar, clone.no_logging(): clone.fit(n_epochs, lr=lr, cbs=_StopAfter(n_batches))
-        stats_after = stats()
-    param_moves = {n: float((params[n].detach() - params_before[n]).abs().max()) for n in param_names}
-    stat_moves = {n: [float((a - b).abs().max()) for a, b in zip(stats_after[n], stats_before[n])] for n in norm_names}
+    param_moves, stat_moves = _frozen_moves(learn, param_names, norm_names, n_batches, lr)
     moved_params = [n for n, d in param_moves.items() if d > 0]
     moved_norms = [n for n, (dm, dv) in stat_moves.items() if dm > 0 or dv > 0]
     measured = {'batches': n_batches, 'lr': lr, 'frozen_params': len(param_names), 'frozen_norm_layers': len(norm_names),
@@ -764,6 +776,43 @@ def check_frozen(learn:Learner, # the Learner, left as it is
             f"{len(param_names)} frozen parameter tensors and the running statistics of {len(norm_names)} frozen normalization "
             f"layers are unchanged after {n_batches} training batches at lr={lr:g}"
             + (f" ({len(stale)} of them carry a gradient from an earlier fit, replayed)" if stale else "") + by_design + ".")
+    return _frozen_changed(learn, name, measured, threshold, n_batches, lr, param_names, norm_names, stale, param_moves, stat_moves)
+
+def _nothing_frozen(learn:Learner, name:str)->CheckResult:
+    "`check_frozen`'s result when no parameter and no normalization layer is frozen: a note when fine_tune's freeze froze nothing, else skipped"
+    nothing = freezes_nothing(learn)
+    if nothing and fine_tune_phase(learn) == 'frozen':
+        # certain, but whether it matters depends on a pretrained body we cannot see (the book's collab and tabular
+        # chapters fine_tune one-group Learners on purpose): a note, shown and not counted
+        return CheckResult(name, 'info', {'param_groups': len(learn.opt.param_lists), 'frozen_params': 0}, "something frozen in fine_tune's frozen phase",
+            f"learn.fine_tune called learn.freeze(), but {nothing}: its 'frozen' epochs train the whole model at the head's rate "
+            f"(harmless for a model with no pretrained body; for a pretrained one, its body is trained at the head's rate).",
+            FIX_SPLITTER, claim='certain')
+    return CheckResult(name, 'skipped', message="nothing is frozen: no parameter has requires_grad=False and learn.opt has no frozen "
+                       + (f"parameter group, and learn.freeze() cannot freeze anything here (if you called it, it froze nothing): {nothing}."
+                          if nothing else "parameter group (learn.freeze() makes some)."),
+                       fix=FIX_SPLITTER if nothing else '')
+
+def _frozen_moves(learn:Learner, param_names:list, norm_names:list, n_batches:int, lr:float)->tuple:
+    "How far each frozen parameter and the running statistics of each frozen normalization layer move during a short fit of a copy of the Learner: `({param: max abs change}, {layer: [mean change, var change]})`"
+    with preserve_rng(learn.dls), loaders_kept(learn.dls), tempfile.TemporaryDirectory() as tmp:
+        clone = learner_copy(learn, path=tmp)
+        params, modules = dict(clone.model.named_parameters()), dict(clone.model.named_modules())
+        stats = lambda: {n: [b.detach().clone().float() for b in (modules[n].running_mean, modules[n].running_var)] for n in norm_names}
+        params_before = {n: params[n].detach().clone() for n in param_names}
+        stats_before = stats()
+        n_epochs = -(-n_batches // max(1, len(learn.dls.train)))
+        no_bar = clone.no_bar() if hasattr(clone, 'no_bar') else contextlib.nullcontext() # no bar to hide unless fastai.callback.progress is imported
+        with no_bar, clone.no_logging(): clone.fit(n_epochs, lr=lr, cbs=_StopAfter(n_batches))
+        stats_after = stats()
+    param_moves = {n: float((params[n].detach() - params_before[n]).abs().max()) for n in param_names}
+    stat_moves = {n: [float((a - b).abs().max()) for a, b in zip(stats_after[n], stats_before[n])] for n in norm_names}
+    return param_moves, stat_moves
+
+def _frozen_changed(learn, name, measured, threshold, n_batches, lr, param_names, norm_names, stale, param_moves, stat_moves)->CheckResult:
+    "`check_frozen`'s failure: which frozen parameters and normalization layers changed, by how much, and the fix for each cause"
+    moved_params = [n for n, d in param_moves.items() if d > 0]
+    moved_norms = [n for n, (dm, dv) in stat_moves.items() if dm > 0 or dv > 0]
     paths = module_paths(learn.model)
     modules_orig = dict(learn.model.named_modules())
     evidence = [f"{paths[modules_orig[n]]}: running_mean moved by {stat_moves[n][0]:.4g}, running_var by {stat_moves[n][1]:.4g}"

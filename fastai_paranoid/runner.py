@@ -486,6 +486,41 @@ def _terminate_as_interrupt():
     finally:
         if saved is not None: signal.signal(signal.SIGTERM, saved)
 
+def _planned_files(paths:list, args, fail_on:str, format:str, json_path)->tuple:
+    "`(files, left_out)`: the scripts and notebooks under `paths` to check, and the scripts left out as notebooks' helpers; a `CheckInputError` naming the fix for a bad option or path"
+    from fastai_paranoid.collect import fail_levels
+    try: fail_levels(fail_on)
+    except ValueError as e: raise CheckInputError(f"--fail-on: {e}") from None
+    if format not in FORMATS: raise CheckInputError(f"--format {format}: use one of {', '.join(FORMATS)}.")
+    if json_path is not None and Path(json_path).is_dir():
+        raise CheckInputError(f"--json {json_path} is a folder; give a file name, e.g. {Path(json_path)/'paranoid.json'}.")
+    left_out = []
+    files = runnable_files(paths, left_out=left_out)
+    left_out = [f for f in left_out if f not in files]
+    if args and len(files) > 1:
+        raise CheckInputError(f"arguments ({' '.join(args)}) go to one script, but {len(files)} files were given; "
+                              f"check that script on its own, and put the check's options before the paths.")
+    return files, left_out
+
+def _unreadable_notebooks(files:list)->dict:
+    "`{path: FileResult}` 'not run' for each notebook that cannot be read (its reason said once, after the table)"
+    results = {}
+    for f in files:
+        if f.suffix != '.ipynb': continue
+        try: read_notebook(f)
+        except CheckInputError as e: results[f] = FileResult(str(f), 'not run', error=f"fastai-paranoid: {e}")
+    return results
+
+def _report_interrupted(code:int, files, todo, results:dict, done:list, seconds:float, report:dict, json_path, flags, n_workers):
+    "Report the files checked before an interrupt (the workers still running were stopped by `check_files`), and name the others"
+    finished = {Path(r.path) for r in done}
+    ordered = [results[f] for f in files if f in results] + done
+    print_results(ordered, seconds, exit_code=code, **report)
+    not_finished = [f for f in todo if f not in finished]
+    _say(f"interrupted ({'SIGTERM' if code == 143 else 'SIGINT'}) after {len(done)} of {len(todo)} file(s); the files still "
+         f"running were stopped, not checked: {', '.join(map(str, not_finished))}")
+    _write_json(json_path, ordered, flags, n_workers, interrupted=code, not_finished=not_finished)
+
 def check_paths(paths:list, # scripts, notebooks and folders of them
                 args=(), # command-line arguments of the script (one script only)
                 flags:list=(), # nbdev test flags whose cells run anyway, as `nbdev-test --flags`
@@ -503,28 +538,11 @@ def check_paths(paths:list, # scripts, notebooks and folders of them
     "Check every script and notebook under `paths`, each in its own process; print the results; return the exit status (130 or 143 when interrupted)"
     if isinstance(paths, (str, Path)): paths = [paths]
     if isinstance(flags, str): flags = flags.split()
-    try:
-        from fastai_paranoid.collect import fail_levels
-        try: fail_levels(fail_on)
-        except ValueError as e: raise CheckInputError(f"--fail-on: {e}") from None
-        if format not in FORMATS: raise CheckInputError(f"--format {format}: use one of {', '.join(FORMATS)}.")
-        if json_path is not None and Path(json_path).is_dir():
-            raise CheckInputError(f"--json {json_path} is a folder; give a file name, e.g. {Path(json_path)/'paranoid.json'}.")
-        left_out = []
-        files = runnable_files(paths, left_out=left_out)
-        left_out = [f for f in left_out if f not in files]
-        if args and len(files) > 1:
-            raise CheckInputError(f"arguments ({' '.join(args)}) go to one script, but {len(files)} files were given; "
-                                  f"check that script on its own, and put the check's options before the paths.")
+    try: files, left_out = _planned_files(paths, args, fail_on, format, json_path)
     except CheckInputError as e:
         _say(e)
         return 2
-    results = {}
-    for f in files:
-        if f.suffix != '.ipynb': continue
-        try: read_notebook(f)
-        except CheckInputError as e: # said once, after the table
-            results[f] = FileResult(str(f), 'not run', error=f"fastai-paranoid: {e}")
+    results = _unreadable_notebooks(files)
     todo = [f for f in files if f not in results]
     if not todo: # nothing to run: just the reasons, one line each
         _say(*(r.error.removeprefix('fastai-paranoid: ') for r in results.values()))
@@ -545,13 +563,7 @@ def check_paths(paths:list, # scripts, notebooks and folders of them
         with _terminate_as_interrupt(): checked = check_files(todo, n_workers, on_result=_progress, args=tuple(args), **kwargs)
     except KeyboardInterrupt as e: # the workers still running were stopped by `check_files`; what is done is reported
         code = getattr(e, 'status', 130)
-        finished = {Path(r.path) for r in done}
-        ordered = [results[f] for f in files if f in results] + done
-        print_results(ordered, time.perf_counter() - start, exit_code=code, **report)
-        not_finished = [f for f in todo if f not in finished]
-        _say(f"interrupted ({'SIGTERM' if code == 143 else 'SIGINT'}) after {len(done)} of {len(todo)} file(s); the files still "
-             f"running were stopped, not checked: {', '.join(map(str, not_finished))}")
-        _write_json(json_path, ordered, flags, n_workers, interrupted=code, not_finished=not_finished)
+        _report_interrupted(code, files, todo, results, done, time.perf_counter() - start, report, json_path, flags, n_workers)
         return code
     for f, r in zip(todo, checked): results[f] = r
     ordered = [results[f] for f in files]

@@ -371,6 +371,7 @@ def _changes(config, base)->str:
     keys = [k for k in {**base, **config} if config.get(k, '<unset>') != base.get(k, '<unset>')]
     return ', '.join(f"{k}={config.get(k, '<unset>')}" for k in keys)
 
+# %% ../nbs/03_runs.ipynb #36ddde1d
 class AblationTable(ResultTable):
     "The summary of `ablate`: one row per (variant, metric) with numbers; `.records` holds every run, `.resumed` the (variant, seed) pairs read back from the log"
     def __init__(self, rows, records, baseline, title='', seeds=None, resumed=()):
@@ -437,6 +438,7 @@ class AblationTable(ResultTable):
         ax.legend(fontsize=8)
         return fig
 
+# %% ../nbs/03_runs.ipynb #46a6b2ef
 _MODES = {'x': "refuse an existing log", 'a': "resume it: pairs already logged are read back, the rest run and appended",
           'w': "overwrite it on purpose"}
 
@@ -528,6 +530,7 @@ def _log_line(record:dict)->str:
     metrics = {k: v if math.isfinite(v) else None for k, v in record['metrics'].items()}
     return json.dumps({**record, 'metrics': metrics})
 
+# %% ../nbs/03_runs.ipynb #01a4a594
 def ablate(fn, # `fn(config, seed)` -> a number or a dict of metrics: one complete run, seeded inside
            variants:dict, # name -> config (JSON-serializable), e.g. {'baseline': base, 'half width': dict(base, width=16)}
            seeds=range(3), # the same distinct integer seeds for every variant
@@ -537,6 +540,31 @@ def ablate(fn, # `fn(config, seed)` -> a number or a dict of metrics: one comple
            progress:bool=True, # show a progress bar over the runs (variants x seeds), with the time left
           )->AblationTable:
     "Run every variant on the same seeds, log each run, and judge each variant's difference to the baseline against seed noise"
+    baseline, seeds = _ablate_arguments(fn, variants, seeds, baseline)
+    versions = run_versions()
+    path = _log_path(log, mode) if log is not None else None
+    logged = _logged_runs(path, variants, seeds) if path is not None and mode == 'a' and path.exists() else {}
+    if logged and (changed := _version_changes(logged, versions)):
+        emit(f"ablate: the {len(logged)} runs read back from the log {str(path)!r} were made with other versions ({changed}). "
+             f"Their numbers may differ from a run made now, so the comparison mixes versions; to compare like with like, "
+             f"rerun everything into a new log (or mode='w').", SeedWarning,
+             kind="log_versions_differ", level="warning", guard="ablate", claim="certain")
+    todo = [(name, seed) for name in variants for seed in seeds if (name, seed) not in logged]
+    runs = _run_logged(fn, variants, todo, path, mode, len(logged), versions, progress)
+    records = [(logged.get((name, s)) or runs[(name, s)]) for name in variants for s in seeds]
+    rows, diverged = _ablation_rows(variants, seeds, baseline, records)
+    title = f"ablation over {_format_seeds(seeds)}: mean +/- std (ddof=1)"
+    if diverged: title += " over the runs that did not diverge; diverged runs (a NaN or infinite metric) are kept out of mean and std"
+    if logged: title += f"; {len(logged)} of {len(records)} runs read back from the log"
+    if diverged:
+        emit(f"ablate: {'; '.join(diverged.values())}: a metric came out NaN or infinite. Those runs are shown as such and "
+             f"kept out of every metric's mean and std; a variant that diverges on some seeds is less stable than one that never does: look at "
+             f"that seed with NaNGuard, or lower its learning rate.", SeedWarning,
+             kind="variant_diverged", level="error", guard="ablate", claim="certain")
+    return AblationTable(rows, records, baseline, title=title, seeds=seeds, resumed=list(logged))
+
+def _ablate_arguments(fn, variants, seeds, baseline)->tuple:
+    "`ablate`'s arguments checked, with a message that names the fix: `(baseline, seeds)`"
     if not callable(fn): raise TypeError(f"ablate: fn must be a function of (config, seed), got {type(fn).__name__}.")
     if not isinstance(variants, dict) or not variants:
         raise TypeError("ablate: variants must be a non-empty dict of name -> config, e.g. {'baseline': base, 'half width': dict(base, width=16)}.")
@@ -548,18 +576,13 @@ def ablate(fn, # `fn(config, seed)` -> a number or a dict of metrics: one comple
         except TypeError as e:
             raise TypeError(f"ablate: the config of variant {name!r} cannot be logged as JSON ({e}); use numbers, strings, "
                             f"lists and dicts (a name instead of a function or class).") from None
-    versions = run_versions()
-    path = _log_path(log, mode) if log is not None else None
-    logged = _logged_runs(path, variants, seeds) if path is not None and mode == 'a' and path.exists() else {}
-    if logged and (changed := _version_changes(logged, versions)):
-        emit(f"ablate: the {len(logged)} runs read back from the log {str(path)!r} were made with other versions ({changed}). "
-             f"Their numbers may differ from a run made now, so the comparison mixes versions; to compare like with like, "
-             f"rerun everything into a new log (or mode='w').", SeedWarning,
-             kind="log_versions_differ", level="warning", guard="ablate", claim="certain")
+    return baseline, seeds
+
+def _run_logged(fn, variants:dict, todo:list, path, mode:str, n_logged:int, versions:dict, progress:bool)->dict:
+    "Run `fn` on each (variant, seed) of `todo`, appending each record to the log at `path` as it finishes: `{(variant, seed): record}`. A failed run says how to resume"
     created = path is not None and not path.exists()
     f = open(path, 'a' if mode == 'a' else 'w') if path is not None else None
     runs = {} # (variant, seed) -> record
-    todo = [(name, seed) for name in variants for seed in seeds if (name, seed) not in logged]
     try:
         bar = _bar(todo, progress)
         for name, seed in bar:
@@ -567,7 +590,7 @@ def ablate(fn, # `fn(config, seed)` -> a number or a dict of metrics: one comple
             config, where = variants[name], f"fn(variants[{name!r}], {seed})"
             try: metrics = _metrics_of(_strip_record(fn(deepcopy(config), seed), config, seed, where), where)
             except Exception as e:
-                done = len(runs) + len(logged)
+                done = len(runs) + n_logged
                 e.add_note(f"ablate: {where} failed after {len(runs)} new run(s); " +
                            (f"every finished run ({done}) is in the log {str(path)!r}: fix the run and call ablate again with "
                             f"mode='a' to resume (logged runs are read back, not rerun)." if f is not None else
@@ -583,10 +606,13 @@ def ablate(fn, # `fn(config, seed)` -> a number or a dict of metrics: one comple
             f.close()
             # a log this call created and never wrote to would only block the rerun (mode='x')
             if created and not runs: os.remove(path)
-    records, stats = [], {}
-    for name in variants:
-        per_seed = [(logged.get((name, s)) or runs[(name, s)]) for s in seeds]
-        records += per_seed
+    return runs
+
+def _ablation_rows(variants:dict, seeds:list, baseline:str, records:list)->tuple:
+    "The table's rows (each variant's mean, std and verdict per metric against the baseline) and the variants with diverged runs, from the records in variant, seed order"
+    stats = {}
+    for i, name in enumerate(variants):
+        per_seed = records[i * len(seeds):(i + 1) * len(seeds)]
         names = list(per_seed[0]['metrics'])
         for s, rec in zip(seeds, per_seed):
             if list(rec['metrics']) != names:
@@ -607,16 +633,9 @@ def ablate(fn, # `fn(config, seed)` -> a number or a dict of metrics: one comple
                          'changes': 'baseline' if is_base else _changes(variants[name], variants[baseline]),
                          'diff': 0.0 if is_base else s.mean - base.mean, 'diverged': s.diverged,
                          'verdict': _verdict(s, base, is_base)})
-    title = f"ablation over {_format_seeds(seeds)}: mean +/- std (ddof=1)"
-    if diverged: title += " over the runs that did not diverge; diverged runs (a NaN or infinite metric) are kept out of mean and std"
-    if logged: title += f"; {len(logged)} of {len(records)} runs read back from the log"
-    if diverged:
-        emit(f"ablate: {'; '.join(diverged.values())}: a metric came out NaN or infinite. Those runs are shown as such and "
-             f"kept out of every metric's mean and std; a variant that diverges on some seeds is less stable than one that never does: look at "
-             f"that seed with NaNGuard, or lower its learning rate.", SeedWarning,
-             kind="variant_diverged", level="error", guard="ablate", claim="certain")
-    return AblationTable(rows, records, baseline, title=title, seeds=seeds, resumed=list(logged))
+    return rows, diverged
 
+# %% ../nbs/03_runs.ipynb #a69a4474
 def read_ablation(log, # the JSON-lines log `ablate` wrote
                  ):
     "The log of `ablate` as a pandas DataFrame: one row per (variant, seed); the metrics by name, `config.<key>` and `versions.<key>` columns"
