@@ -161,7 +161,7 @@ def _measured(r)->str:
 
 def _learner_label(learn)->str:
     "The leak detector's name for the Learner (`Learner #3`) where it has one, and the model's class"
-    rec = _leaks._learners.get(learn)
+    rec = _leaks.leak_memory.record(learn)
     return f"{rec.label} ({type(learn.model).__name__})" if rec is not None else f"Learner ({type(learn.model).__name__})"
 
 class FirstFitSanityCheck(Callback):
@@ -241,8 +241,8 @@ _GUARD_TYPES.append(SeededSharedLoaders)
 
 def _note_seeded_shared(learn, other_label):
     "Record the note as an info finding of the state-leak report (shown, not counted as a problem), logged like the detector's"
-    rec = _leaks._learners.get(learn)
-    f = _leaks.Finding('seeded_runs_share_dataloaders', 'info', 'learn.dls',
+    rec = _leaks.leak_memory.record(learn)
+    f = Finding('seeded_runs_share_dataloaders', 'info', 'learn.dls',
         f"starts from the same weights as {other_label} (bitwise, as after set_seed/seed_everything/torch.manual_seed with "
         f"one seed) on the same DataLoaders object, whose training loader's own generator (dls.train.rng) has moved since "
         f"{other_label}'s first fit; seeding does not reset it, so the batches come in another order and the two runs "
@@ -252,11 +252,7 @@ def _note_seeded_shared(learn, other_label):
         rec.label if rec is not None else _learner_label(learn))
     f = replace(f, guard='SeededSharedLoaders', claim='certain', built_at=built_at(learn), found_at=user_location(2),
                 category=_leaks.StateLeakWarning) # a note of the leak report
-    key = (f.kind, f.learner, f.path)
-    if key in _leaks._reported: return
-    _leaks._reported.add(key)
-    _leaks._all_findings.append(f)
-    _logger.info(str(f))
+    if _leaks.leak_memory.add(f): _logger.info(str(f)) # once per Learner, as the detector's findings
 
 # %% ../nbs/40_checkrun.ipynb #5f4e77fa
 def check_guards(sanity:bool=True, # run the sanity checks before each Learner's first fit

@@ -4,7 +4,7 @@
 
 # %% ../nbs/20_leaks.ipynb #4e702033
 from __future__ import annotations
-import gc, itertools, logging, math, os, sys, types, warnings, weakref
+import functools, gc, itertools, logging, math, os, sys, types, warnings, weakref
 from dataclasses import dataclass
 from pathlib import Path
 import numpy as np
@@ -22,8 +22,8 @@ from .core import ParanoidWarning, ParanoidError, ON_LEAK, LEVELS, Finding, fing
     user_location, note_built, built_at
 
 # %% auto #0
-__all__ = ['SEVERITIES', 'StateLeakWarning', 'StateLeakError', 'all_findings', 'clear_findings', 'findings_report',
-           'StateLeakDetector']
+__all__ = ['SEVERITIES', 'leak_memory', 'StateLeakWarning', 'StateLeakError', 'findings_report', 'LeakMemory', 'all_findings',
+           'clear_findings', 'StateLeakDetector']
 
 # %% ../nbs/20_leaks.ipynb #4ec60a8d
 class StateLeakWarning(ParanoidWarning):
@@ -38,18 +38,6 @@ class StateLeakError(ParanoidError):
 SEVERITIES = LEVELS # the leak detector's findings are `core.Finding`s: 'error' (certain leak), 'warning' (likely), 'info' (by design, for the record)
 
 _COLUMNS = ['learner', 'kind', 'severity', 'path', 'evidence', 'fix']
-_all_findings = [] # every finding of this process, in order
-_reported = set() # (kind, learner, path): each problem is reported once
-
-def all_findings(kind:str|None=None, # keep only this kind
-                )->list:
-    "Every finding reported in this process so far, by any `StateLeakDetector`"
-    return [f for f in _all_findings if kind is None or f.kind == kind]
-
-def clear_findings():
-    "Forget the findings reported so far (the memory of which objects each Learner used stays)"
-    _all_findings.clear()
-    _reported.clear()
 
 def findings_report(findings=None, # a list of `Finding`s (default: `all_findings()`)
                     title:str='State leaks')->ResultTable:
@@ -74,13 +62,16 @@ class _WeakIdMap:
             weakref.finalize(obj, self._notes.pop, key, None)
         self._notes[key] = note
         return note
+    def __len__(self): return len(self._notes)
+
+def _label(serial)->str: return f"Learner #{serial}"
 
 class _LearnerRecord:
     "What the detector remembers about one Learner: counters and fingerprints, never copies of tensors"
     def __init__(self, serial):
         self.serial = serial
         self.learner_ref = lambda: None
-        self.label = f"Learner #{serial}"
+        self.label = _label(serial)
         self.n_fits = self.n_epochs = 0
         self.in_fit = self.lr_find = False
         self.last_fit_lr_find = False # was the last fit (or interrupted fit) an `lr_find`?
@@ -97,32 +88,78 @@ class _LearnerRecord:
         self.epoch_values = [] # (valid_loss, [metric values]) per epoch of the current fit
         self.n_validations = 0
 
-_serials = itertools.count(1)
-_learners = _WeakIdMap() # Learner -> _LearnerRecord
-_trained_models = _WeakIdMap() # model -> serial of the last Learner that fit it
-_trained_params = _WeakIdMap() # parameter -> serial
-_optimizers = _WeakIdMap() # optimizer -> serial
-_callbacks = _WeakIdMap() # callback -> (serial of its first Learner, its state when that Learner's first fit started)
-_dls_users = _WeakIdMap() # DataLoaders -> set of serials
-_dls_first = _WeakIdMap() # DataLoaders -> (serial of the first Learner built on it, its summary then)
-_records = {} # serial -> _LearnerRecord (small; kept for messages about Learners already collected)
-_written_files = {} # absolute path -> serial of the last Learner whose callbacks wrote it
+# %% ../nbs/20_leaks.ipynb #6c1f0e2a
+class LeakMemory:
+    "What every `StateLeakDetector` of this process remembers across Learners, and what they reported: one instance, `leak_memory`"
+    def __init__(self, max_written_files:int=1024): # the files remembered as written by a run (the oldest are forgotten first)
+        self.max_written_files = max_written_files
+        self._serials = itertools.count(1) # not restarted by `reset()`: a label names one Learner in a process
+        self.reset()
 
-def _record_of(learn)->_LearnerRecord:
-    rec = _learners.get(learn)
-    if rec is None:
-        rec = _learners.set(learn, _LearnerRecord(next(_serials)))
-        rec.learner_ref = weakref.ref(learn) # here, not in the callback: a Learner must pickle
-        _records[rec.serial] = rec
-    return rec
+    def reset(self):
+        "Forget everything: the Learners seen, the models, parameters, optimizers, callbacks and DataLoaders they used, the files their runs wrote, the findings"
+        self.learners = _WeakIdMap() # Learner -> its `_LearnerRecord`
+        self.trained_models = _WeakIdMap() # model -> record of the last Learner that fit it
+        self.trained_params = _WeakIdMap() # parameter -> record
+        self.optimizers = _WeakIdMap() # optimizer -> record
+        self.callbacks = _WeakIdMap() # callback -> (record of its first Learner, its state when that Learner's first fit started)
+        self.dls_users = _WeakIdMap() # DataLoaders -> records of the Learners built on it (collected ones are dropped)
+        self.dls_first = _WeakIdMap() # DataLoaders -> (record of the first Learner built on it, its summary then)
+        self.written_files = {} # absolute path -> serial of the last Learner whose callbacks wrote it, newest last
+        self.clear_findings()
 
-def _alive(serials)->list:
-    "The serials whose Learner still exists (Learners sit in reference cycles with their callbacks: collect first)"
-    if not serials: return []
+    def clear_findings(self):
+        "Forget the findings and which problems were reported (what the Learners used stays)"
+        self.findings = [] # every finding reported since, in order
+        self.reported = set() # (kind, learner, path): each problem is reported once
+
+    def record(self, learn, create:bool=False)->_LearnerRecord|None:
+        "What the detector remembers about `learn` (`.label` is its name in messages, `Learner #3`); None if unseen, unless `create`"
+        rec = self.learners.get(learn)
+        if rec is None and create:
+            rec = self.learners.set(learn, _LearnerRecord(next(self._serials)))
+            rec.learner_ref = weakref.ref(learn) # here, not in the callback: a Learner must pickle
+        return rec
+
+    def was_reported(self, kind:str, learner:str, path:str)->bool: return (kind, learner, path) in self.reported
+
+    def add(self, finding:Finding)->bool:
+        "Keep `finding` unless the same problem (kind, Learner, path) was reported already; True if kept"
+        key = (finding.kind, finding.learner, finding.path)
+        if key in self.reported: return False
+        self.reported.add(key)
+        self.findings.append(finding)
+        return True
+
+    def note_written(self, path:str, serial:int)->int|None:
+        "Note that Learner `serial`'s run writes `path`; the serial of the Learner whose run wrote it last before (None: none remembered)"
+        before = self.written_files.pop(path, None)
+        self.written_files[path] = serial
+        while len(self.written_files) > self.max_written_files: del self.written_files[next(iter(self.written_files))]
+        return before
+
+    def sizes(self)->dict:
+        "How many entries each part of the memory holds (objects still alive, files, findings)"
+        maps = ('learners', 'trained_models', 'trained_params', 'optimizers', 'callbacks', 'dls_users', 'dls_first')
+        return {**{k: len(getattr(self, k)) for k in maps}, 'written_files': len(self.written_files),
+                'findings': len(self.findings), 'reported': len(self.reported)}
+
+leak_memory = LeakMemory()
+
+def all_findings(kind:str|None=None, # keep only this kind
+                )->list:
+    "Every finding reported in this process so far (since `clear_findings()`), by any `StateLeakDetector`"
+    return [f for f in leak_memory.findings if kind is None or f.kind == kind]
+
+def clear_findings():
+    "Forget the findings reported so far (what each Learner used stays: `leak_memory.reset()` forgets that too)"
+    leak_memory.clear_findings()
+
+def _alive(records)->list:
+    "The records whose Learner still exists, by serial (Learners sit in reference cycles with their callbacks: collect first)"
+    if not records: return []
     gc.collect()
-    return sorted(s for s in serials if s in _records and _records[s].learner_ref() is not None)
-
-def _label(serial)->str: return f"Learner #{serial}"
+    return sorted((r for r in records if r.learner_ref() is not None), key=lambda r: r.serial)
 
 # %% ../nbs/20_leaks.ipynb #dbd5c342
 _BIG = 1_000_000 # tensors and arrays above this many elements are summarised by shape only
@@ -244,12 +281,16 @@ def _value(m):
     return None
 
 def _refcounts(model)->list: return [sys.getrefcount(p) for p in model.parameters()]
-_FRESH_REFS = [] # what `_refcounts` gives for a parameter nothing else refers to (measured once, on first use)
+
+@functools.cache
+def _fresh_refcount()->int:
+    "What `_refcounts` gives for a parameter nothing else refers to (measured once, on first use)"
+    return _refcounts(nn.Linear(1, 1, bias=False))[0]
 
 def _referenced_elsewhere(model)->bool:
     "Does something besides the model hold one of its parameters (an optimizer, a list)? Reference counts: microseconds"
-    if not _FRESH_REFS: _FRESH_REFS.append(_refcounts(nn.Linear(1, 1, bias=False))[0])
-    return any(count > _FRESH_REFS[0] for count in _refcounts(model))
+    fresh = _fresh_refcount()
+    return any(count > fresh for count in _refcounts(model))
 
 def _param_versions(model)->int:
     "Sum of the parameters' version counters: they move when a tensor is written in place outside autograd's `.data` (`load_state_dict`)"
@@ -292,6 +333,28 @@ class _Runtime:
     def __init__(self):
         self.probe, self.probe_handles, self.rng_before, self.device, self.pending = None, [], None, None, []
         self.active, self.draws, self.valid_batches = True, 0, 0
+    def fit_starts(self, active:bool):
+        "A fit (or a validation, through `Learner.__enter__`) starts: no probe, no draws counted, and whether this detector works"
+        self.remove_probe()
+        self.draws = self.valid_batches = 0
+        self.active = active
+    def forward_drew(self)->bool:
+        "After a forward (of a validation batch, while active): did it advance the RNG? Counts the batches and the draws"
+        before, self.rng_before = self.rng_before, None
+        if before is None: return False
+        self.valid_batches += 1
+        if _same_rng(before, _rng_state(self.device)): return False
+        self.draws += 1
+        return True
+    def attach_probe(self, model):
+        "Hooks on every module of `model`, attached only once a draw was seen, to name the module that draws"
+        self.probe = _RngProbe(self.device)
+        for m in model.modules():
+            self.probe_handles.append(m.register_forward_pre_hook(self.probe.pre))
+            self.probe_handles.append(m.register_forward_hook(self.probe.post))
+    def remove_probe(self):
+        for h in self.probe_handles: h.remove()
+        self.probe_handles, self.probe = [], None
 
 _logger = logging.getLogger('fastai_paranoid.leaks')
 _logger.addHandler(logging.NullHandler()) # a library logs only where the application configured logging
@@ -334,40 +397,17 @@ class StateLeakDetector(Callback):
         "This detector's findings as a table"
         return findings_report(self.findings, title='StateLeakDetector findings')
 
-    # --- reporting
+    # --- reporting: the checks call `det._add(...)`; what an event found is emitted as it ends
     def _add(self, rec, kind, severity, path, evidence, fix):
-        key = (kind, rec.label, path)
-        if key in _reported: return
+        "Keep a finding about `rec`'s Learner, once per problem in this process"
+        if leak_memory.was_reported(kind, rec.label, path): return
         learn = rec.learner_ref()
         f = Finding(kind, severity, path, evidence, fix, rec.label, guard='StateLeakDetector',
                     claim='certain' if severity == 'error' else '', built_at=built_at(learn) if learn is not None else None,
                     found_at=user_location(2), category=StateLeakWarning)
-        _reported.add(key)
-        _all_findings.append(f)
+        leak_memory.add(f)
         self.findings.append(f)
         self._rt.pending.append(f)
-
-    def _emit(self):
-        "Warn, raise or log what the last event found"
-        pending, self._rt.pending = self._rt.pending, []
-        loud = [f for f in pending if f.severity != 'info']
-        rank0 = rank_distrib() == 0 # under DDP every rank finds the same leaks: rank 0 reports them, all keep them in `findings`
-        for f in pending:
-            if f.severity == 'info' and rank0: _logger.info(str(f))
-        if not loud: return
-        if self.on_leak == 'raise': # on every rank, so that no rank waits in a collective for one that stopped
-            self._remove_probe()
-            msg = str(loud[0]) if len(loud) == 1 else f"{len(loud)} state leaks:\n" + '\n'.join(map(str, loud))
-            emit(loud[0], on_leak='raise', error=StateLeakError(msg, loud))
-        for f in loud: emit(f, on_leak=self.on_leak, stacklevel=2) # `emit` warns or logs on rank 0 only
-
-    def _run_checks(self, rec, checks):
-        "Run each check; a bug in one of ours is reported as such and never stops the user's training"
-        for check in checks:
-            try: check(self, rec)
-            except Exception as e:
-                emit(f"StateLeakDetector: internal error in `{check.__name__}` ({type(e).__name__}: {e}); "
-                     f"the other checks ran. Please report this with the traceback of `{check.__name__}`.", ParanoidWarning)
 
     def _first_detector(self)->bool:
         "Only the first `StateLeakDetector` of a Learner works (one from `cbs`, one from `defaults.callbacks`, ...)"
@@ -377,149 +417,156 @@ class StateLeakDetector(Callback):
     def after_create(self):
         note_built(self.learn)
         if not self._first_detector(): return
-        rec = _record_of(self.learn)
+        rec = leak_memory.record(self.learn, create=True)
         if not rec.started: # any state the model arrives with was made before this Learner existed
             rec.from_creation, rec.referenced = True, _referenced_elsewhere(unwrap_model(self.learn.model))
-        self._run_checks(rec, [StateLeakDetector._note_dls])
+        _run_checks(self, rec, [_note_dls])
 
     def before_fit(self):
         learn, real = running_learner()
         if learn is not None and learn is not self.learn: self.learn = learn # one detector on two Learners follows the running one
-        self._remove_probe()
-        self._rt.draws = self._rt.valid_batches = 0
-        self._rt.active = self._first_detector()
+        self._rt.fit_starts(active=self._first_detector())
         if not (self._rt.active and real): return
-        rec = _record_of(self.learn)
+        rec = leak_memory.record(self.learn, create=True)
         if rec.in_fit: rec.after_fit_buffers = None # the last fit was interrupted: its end state was never recorded
-        rec.in_fit, rec.epoch_values = True, []
-        rec.lr_find = is_lr_find(self.learn)
-        self._run_checks(rec, _CHECKS_AT['before_fit'] + [StateLeakDetector._frozen_snapshot])
+        rec.in_fit, rec.epoch_values, rec.lr_find = True, [], is_lr_find(self.learn)
+        _run_checks(self, rec, _CHECKS_AT['before_fit'] + [_frozen_snapshot])
         rec.started = True
-        self._emit() # with on_leak='raise', the run stops here and is not remembered as a use of the model
-        self._run_checks(rec, [StateLeakDetector._remember])
+        _emit(self) # with on_leak='raise', the run stops here and is not remembered as a use of the model
+        _run_checks(self, rec, [_remember])
 
     def before_validate(self):
         if not self._rt.active: return
         self._rt.device = _model_device(self.learn.model)
-        rec = _record_of(self.learn)
-        self._run_checks(rec, _CHECKS_AT['before_validate'])
-        self._emit()
+        _run_checks(self, leak_memory.record(self.learn, create=True), _CHECKS_AT['before_validate'])
+        _emit(self)
 
     def before_batch(self):
         if self._rt.active: self._rt.rng_before = _rng_state(self._rt.device)
-
     def after_pred(self):
-        before, self._rt.rng_before = self._rt.rng_before, None
-        if before is None: return
-        self._rt.valid_batches += 1
-        if _same_rng(before, _rng_state(self._rt.device)): return
-        self._rt.draws += 1
-        if self._rt.probe is None: self._attach_probe()
+        if self._rt.forward_drew() and self._rt.probe is None: self._rt.attach_probe(unwrap_model(self.learn.model))
 
     def after_validate(self):
         if not self._rt.active: return
-        rec = _record_of(self.learn)
-        self._run_checks(rec, [StateLeakDetector._report_draws])
-        if rec.in_fit and not rec.lr_find:
-            loss = _value(self.learn.recorder.loss) if hasattr(self.learn, 'recorder') else None
-            rec.epoch_values.append((loss, [_value(m) for m in self.learn.metrics]))
-        self._emit()
+        _run_checks(self, leak_memory.record(self.learn, create=True), [_report_draws, _note_validation])
+        _emit(self)
 
     def after_epoch(self):
-        rec = _learners.get(self.learn)
+        rec = leak_memory.record(self.learn)
         if self._rt.active and rec is not None and rec.in_fit and not rec.lr_find: rec.n_epochs += 1
 
     def after_fit(self):
         _, real = running_learner()
-        rec = _record_of(self.learn)
+        rec = leak_memory.record(self.learn, create=True)
         if self._rt.probe is not None:
-            self._run_checks(rec, [StateLeakDetector._report_unattributed_draws])
-            self._remove_probe()
-        if not (self._rt.active and real): return self._emit()
+            _run_checks(self, rec, [_report_unattributed_draws])
+            self._rt.remove_probe()
+        if not (self._rt.active and real): return _emit(self)
         rec.in_fit = False
-        self._run_checks(rec, _CHECKS_AT['after_fit'])
+        _run_checks(self, rec, _CHECKS_AT['after_fit'])
         if not rec.lr_find: rec.n_fits += 1
         rec.last_fit_lr_find = rec.lr_find
-        self._run_checks(rec, [StateLeakDetector._end_snapshot, StateLeakDetector._note_dls])
-        self._emit()
+        _run_checks(self, rec, [_end_snapshot, _note_dls])
+        _emit(self)
 
-    # --- what is remembered
-    def _note_dls(self, rec):
-        dls = self.learn.dls
-        rec.dls_id, rec.dls_summary = id(dls), _dls_summary(dls)
-        if _dls_first.get(dls) is None: _dls_first.set(dls, (rec.serial, rec.dls_summary))
-        users = _dls_users.get(dls)
-        if users is None: users = _dls_users.set(dls, set())
-        users.add(rec.serial)
+# %% ../nbs/20_leaks.ipynb #9f4a2c66
+def _run_checks(det, rec, checks):
+    "Run each check (or note) `f(det, rec)`; a bug in one of ours is reported as such and never stops the user's training"
+    for check in checks:
+        try: check(det, rec)
+        except Exception as e:
+            emit(f"StateLeakDetector: internal error in `{check.__name__}` ({type(e).__name__}: {e}); "
+                 f"the other checks ran. Please report this with the traceback of `{check.__name__}`.", ParanoidWarning)
 
-    def _remember(self, rec):
-        "The model, its parameters and the optimizer are now used by this Learner (lr_find restores them: not counted)"
-        if rec.lr_find: return
-        model = unwrap_model(self.learn.model)
-        _trained_models.set(model, rec.serial)
-        for p in model.parameters(): _trained_params.set(p, rec.serial)
-        if self.learn.opt is not None: _optimizers.set(self.learn.opt, rec.serial)
+def _emit(det):
+    "Warn, raise or log what the last event found"
+    pending, det._rt.pending = det._rt.pending, []
+    loud = [f for f in pending if f.severity != 'info']
+    rank0 = rank_distrib() == 0 # under DDP every rank finds the same leaks: rank 0 reports them, all keep them in `findings`
+    for f in pending:
+        if f.severity == 'info' and rank0: _logger.info(str(f))
+    if not loud: return
+    if det.on_leak == 'raise': # on every rank, so that no rank waits in a collective for one that stopped
+        det._rt.remove_probe()
+        msg = str(loud[0]) if len(loud) == 1 else f"{len(loud)} state leaks:\n" + '\n'.join(map(str, loud))
+        emit(loud[0], on_leak='raise', error=StateLeakError(msg, loud))
+    for f in loud: emit(f, on_leak=det.on_leak, stacklevel=2) # `emit` warns or logs on rank 0 only
 
-    def _frozen_snapshot(self, rec):
-        "Fingerprints of the frozen parameters an optimizer could still step: those that kept a gradient"
-        rec.frozen = {name: (id(p), fingerprint(p), p.detach().double().norm().item(), bool(p.grad.detach().ne(0).any()))
-                      for name, p in unwrap_model(self.learn.model).named_parameters() if not p.requires_grad and p.grad is not None}
+# %% ../nbs/20_leaks.ipynb #3d9a7b51
+def _note_dls(det, rec):
+    "The DataLoaders `rec`'s Learner uses now, and that it is one of its users"
+    dls = det.learn.dls
+    rec.dls_id, rec.dls_summary = id(dls), _dls_summary(dls)
+    if leak_memory.dls_first.get(dls) is None: leak_memory.dls_first.set(dls, (rec, rec.dls_summary))
+    users = leak_memory.dls_users.get(dls)
+    if users is None: users = leak_memory.dls_users.set(dls, set())
+    users.difference_update([r for r in users if r.learner_ref() is None]) # Learners collected: no longer users
+    users.add(rec)
 
-    def _end_snapshot(self, rec):
-        "What the next fit compares with: buffers, parameter versions, optimizer state versions"
-        rec.after_fit_buffers = self._buffer_snapshot()
-        model = unwrap_model(self.learn.model)
-        rec.param_versions = _param_versions(model)
-        # DDP's wrap moves the version counters at every fit: in a distributed launch the next fit compares values instead
-        rec.param_fps = tuple(fingerprint(p) for p in model.parameters()) if num_distrib() > 1 else None
-        opt = self.learn.opt
-        rec.opt_state = None if opt is None else (id(opt), _opt_state_versions(opt))
+def _note_validation(det, rec):
+    "The validation loss and metric values of each epoch of a real fit (not lr_find's): `_check_constant_metrics` reads them"
+    if not rec.in_fit or rec.lr_find: return
+    loss = _value(det.learn.recorder.loss) if hasattr(det.learn, 'recorder') else None
+    rec.epoch_values.append((loss, [_value(m) for m in det.learn.metrics]))
 
-    def _buffer_snapshot(self)->dict:
-        "Fingerprints of every buffer (BatchNorm statistics...) and of its module's own parameters"
-        model = unwrap_model(self.learn.model)
-        modules = dict(model.named_modules())
-        own_params = {}
-        res = {}
-        for name, b in model.named_buffers():
-            mod_name = name.rpartition('.')[0]
-            if mod_name not in own_params:
-                m = modules.get(mod_name)
-                own_params[mod_name] = tuple(fingerprint(p) for p in m.parameters(recurse=False)) if m is not None else ()
-            res[name] = (id(b), fingerprint(b), _reading(b), own_params[mod_name])
-        return res
+def _remember(det, rec):
+    "The model, its parameters and the optimizer are now used by this Learner (lr_find restores them: not counted)"
+    if rec.lr_find: return
+    model = unwrap_model(det.learn.model)
+    leak_memory.trained_models.set(model, rec)
+    for p in model.parameters(): leak_memory.trained_params.set(p, rec)
+    if det.learn.opt is not None: leak_memory.optimizers.set(det.learn.opt, rec)
 
-    # --- eval-mode random draws
-    def _attach_probe(self):
-        "Hooks on every module, attached only once a draw was seen, to name the module that draws"
-        self._rt.probe = _RngProbe(self._rt.device)
-        for m in unwrap_model(self.learn.model).modules():
-            self._rt.probe_handles.append(m.register_forward_pre_hook(self._rt.probe.pre))
-            self._rt.probe_handles.append(m.register_forward_hook(self._rt.probe.post))
+def _frozen_snapshot(det, rec):
+    "Fingerprints of the frozen parameters an optimizer could still step: those that kept a gradient"
+    rec.frozen = {name: (id(p), fingerprint(p), p.detach().double().norm().item(), bool(p.grad.detach().ne(0).any()))
+                  for name, p in unwrap_model(det.learn.model).named_parameters() if not p.requires_grad and p.grad is not None}
 
-    def _remove_probe(self):
-        for h in self._rt.probe_handles: h.remove()
-        self._rt.probe_handles, self._rt.probe = [], None
+def _end_snapshot(det, rec):
+    "What the next fit compares with: buffers, parameter versions, optimizer state versions"
+    model = unwrap_model(det.learn.model)
+    rec.after_fit_buffers = _buffer_snapshot(model)
+    rec.param_versions = _param_versions(model)
+    # DDP's wrap moves the version counters at every fit: in a distributed launch the next fit compares values instead
+    rec.param_fps = tuple(fingerprint(p) for p in model.parameters()) if num_distrib() > 1 else None
+    opt = det.learn.opt
+    rec.opt_state = None if opt is None else (id(opt), _opt_state_versions(opt))
 
-    def _draw_finding(self, rec, path, evidence_tail=''):
-        self._add(rec, 'eval_random', 'error', path,
-                  f"drew random numbers in eval mode: the torch RNG advanced during the forward in {self._rt.draws} of "
-                  f"{self._rt.valid_batches} validation batches, so predictions and metrics are not reproducible{evidence_tail}",
-                  "draw random numbers only when `self.training` is True (as `nn.Dropout` does), or move the randomness into the data pipeline")
+def _buffer_snapshot(model)->dict:
+    "Fingerprints of every buffer (BatchNorm statistics...) and of its module's own parameters"
+    modules = dict(model.named_modules())
+    own_params = {}
+    res = {}
+    for name, b in model.named_buffers():
+        mod_name = name.rpartition('.')[0]
+        if mod_name not in own_params:
+            m = modules.get(mod_name)
+            own_params[mod_name] = tuple(fingerprint(p) for p in m.parameters(recurse=False)) if m is not None else ()
+        res[name] = (id(b), fingerprint(b), _reading(b), own_params[mod_name])
+    return res
 
-    def _report_draws(self, rec):
-        if not self._rt.draws or self._rt.probe is None: return
-        culprits = self._rt.probe.culprits()
-        if not culprits: return # not seen again yet: the probe stays until it is, or until the end of the fit
-        paths = module_paths(unwrap_model(self.learn.model))
-        self._draw_finding(rec, paths.get(culprits[0], type(culprits[0]).__name__),
-                           _and_more(len(culprits) - 1, 'module(s) drew too') if len(culprits) > 1 else '')
-        self._remove_probe()
+# %% ../nbs/20_leaks.ipynb #b8e4c0d7
+def _draw_finding(det, rec, path, evidence_tail=''):
+    det._add(rec, 'eval_random', 'error', path,
+             f"drew random numbers in eval mode: the torch RNG advanced during the forward in {det._rt.draws} of "
+             f"{det._rt.valid_batches} validation batches, so predictions and metrics are not reproducible{evidence_tail}",
+             "draw random numbers only when `self.training` is True (as `nn.Dropout` does), or move the randomness into the data pipeline")
 
-    def _report_unattributed_draws(self, rec):
-        if self._rt.probe.culprits(): return self._report_draws(rec)
-        model = unwrap_model(self.learn.model)
-        self._draw_finding(rec, _module_path('', model), "; the module was not identified (the draw did not repeat while it was watched)")
+def _report_draws(det, rec):
+    "After a validation: the module the probe saw drawing, if it saw one"
+    if not det._rt.draws or det._rt.probe is None: return
+    culprits = det._rt.probe.culprits()
+    if not culprits: return # not seen again yet: the probe stays until it is, or until the end of the fit
+    paths = module_paths(unwrap_model(det.learn.model))
+    _draw_finding(det, rec, paths.get(culprits[0], type(culprits[0]).__name__),
+                  _and_more(len(culprits) - 1, 'module(s) drew too') if len(culprits) > 1 else '')
+    det._rt.remove_probe()
+
+def _report_unattributed_draws(det, rec):
+    "At the end of a fit with the probe still on: the draw, named by the model when no module was caught drawing"
+    if det._rt.probe.culprits(): return _report_draws(det, rec)
+    model = unwrap_model(det.learn.model)
+    _draw_finding(det, rec, _module_path('', model), "; the module was not identified (the draw did not repeat while it was watched)")
 
 # %% ../nbs/20_leaks.ipynb #cf2f577a
 @_check_at('before_fit')
@@ -527,18 +574,16 @@ def _check_model(det, rec):
     "A model, or some of its parameter tensors, already trained by another Learner"
     model = unwrap_model(det.learn.model)
     params = list(model.named_parameters())
-    owner = _trained_models.get(model)
-    if owner is not None and owner != rec.serial:
-        o = _records[owner]
+    o = leak_memory.trained_models.get(model) # the record of the Learner that last fit it
+    if o is not None and o is not rec:
         det._add(rec, 'reused_model', 'error', _module_path('', model),
                   f"was already trained by {o.label} ({o.n_fits} fit(s), {o.n_epochs} epoch(s)) and is handed to {rec.label}: "
                   f"this run continues that one instead of starting from scratch (all {len(params)} parameter tensors carried over)",
                   "build a new model per run: `fresh_learner(dls_fn, model_fn)`, or `Learner(dls, build_model(), ...)` inside the loop")
         return
-    shared = [(n, o) for n, p in params if (o := _trained_params.get(p)) is not None and o != rec.serial]
+    shared = [(n, o) for n, p in params if (o := leak_memory.trained_params.get(p)) is not None and o is not rec]
     if not shared: return
-    name, owner = shared[0]
-    o = _records[owner]
+    name, o = shared[0]
     det._add(rec, 'reused_params', 'error' if len(shared) == len(params) else 'warning', f"model.{name}",
               f"was trained by {o.label} ({o.n_fits} fit(s), {o.n_epochs} epoch(s)){_also(len(shared) - 1, 'this model', len(params), 'parameter tensors')}: "
               f"the same tensors, not copies, so this run starts from trained weights and changes that Learner's model too",
@@ -564,8 +609,8 @@ def _check_untracked_training(det, rec):
     "A model that arrives with gradients, or with optimizer state somewhere, from training no detector watched"
     if rec.started or not rec.from_creation: return # only at the first fit of a Learner seen from its creation
     model = unwrap_model(det.learn.model)
-    if _trained_models.get(model) is not None: return # trained by a watched Learner: `_check_model` says which
-    params = [(n, p) for n, p in model.named_parameters() if _trained_params.get(p) is None]
+    if leak_memory.trained_models.get(model) is not None: return # trained by a watched Learner: `_check_model` says which
+    params = [(n, p) for n, p in model.named_parameters() if leak_memory.trained_params.get(p) is None]
     if not params: return
     with_grad = [(n, p) for n, p in params if p.grad is not None]
     own = {id(det.learn.opt), id(getattr(det.learn.opt, 'opt', None))}
@@ -593,12 +638,12 @@ def _check_optimizer(det, rec):
     "An optimizer shared with another Learner, or one that does not own the model's parameters"
     opt = det.learn.opt
     if opt is None: return
-    owner = _optimizers.get(opt)
-    if owner is not None and owner != rec.serial:
+    owner = leak_memory.optimizers.get(opt)
+    if owner is not None and owner is not rec:
         state = getattr(opt, 'state', {}) or {}
         n_state = sum(1 for s in state.values() if s)
         det._add(rec, 'shared_optimizer', 'error', f"opt ({type(opt).__name__})",
-                  f"is also the optimizer of {_label(owner)}: its state ({n_state} tensors with momentum buffers) "
+                  f"is also the optimizer of {owner.label}: its state ({n_state} tensors with momentum buffers) "
                   f"and hyper-parameters carry from that run into this one",
                   "let each Learner build its own optimizer: pass a function as `opt_func` (`Adam`, "
                   "`partial(OptimWrapper, opt=torch.optim.AdamW)`), never an optimizer instance")
@@ -682,26 +727,26 @@ def _check_callbacks(det, rec):
         if isinstance(cb, StateLeakDetector): continue
         name = type(cb).__name__
         if cb.learn is not learn:
-            other = _learners.get(cb.learn) if cb.learn is not None else None
+            other = leak_memory.record(cb.learn) if cb.learn is not None else None
             det._add(rec, 'callback_learner', 'error', f"cbs[{i}] {name}",
                       f"is attached to {other.label if other else 'another Learner'} too (its `learn` points there): "
                       f"during this fit its events read and change that Learner, not this one",
                       f"give each Learner its own instance: pass the class (`cbs=[{name}]`) or a new `{name}(...)` per Learner, "
                       f"or build Learners with `fresh_learner`, which copies callbacks")
             continue
-        known = _callbacks.get(cb)
+        known = leak_memory.callbacks.get(cb)
         if known is None:
-            _callbacks.set(cb, (rec.serial, _state_of(cb)))
+            leak_memory.callbacks.set(cb, (rec, _state_of(cb)))
             continue
         first, first_state = known
-        if first == rec.serial: continue
+        if first is rec: continue
         changes = _state_changes(first_state, _state_of(cb))
         if not changes: continue # a stateless callback may be reused (seed 000)
         attr, was, now = changes[0]
         more = _and_more(len(changes) - 1, 'attribute(s): ' + ', '.join(c[0] for c in changes[1:4]))
         det._add(rec, 'callback_state', 'error', f"cbs[{i}] {name}.{attr}",
-                  f"carries state from {_label(first)}'s run into this one: it is {now} as this fit starts, "
-                  f"and was {was} when {_label(first)}'s first fit started{more}",
+                  f"carries state from {first.label}'s run into this one: it is {now} as this fit starts, "
+                  f"and was {was} when {first.label}'s first fit started{more}",
                   f"create a new `{name}` per run (`fresh_learner(..., cbs=[...])` copies it), "
                   f"or reset its state in `before_fit`")
 
@@ -782,7 +827,7 @@ def _check_frozen(det, rec):
 def _check_dataloaders(det, rec):
     "DataLoaders shared with another Learner and changed since this one last used them"
     dls = det.learn.dls
-    if rec.dls_summary is None: return det._note_dls(rec) # added after the Learner was built: start from here
+    if rec.dls_summary is None: return _note_dls(det, rec) # added after the Learner was built: start from here
     now = _dls_summary(dls)
     since = f"fit {rec.n_fits}" if rec.n_fits else "this Learner was built"
     if rec.dls_id != id(dls):
@@ -791,24 +836,24 @@ def _check_dataloaders(det, rec):
                   f"is a new DataLoaders object since {since}" + (f" ({'; '.join(changes)})" if changes else ''),
                   "nothing, if deliberate (progressive resizing, new data on purpose)")
         return
-    first = _dls_first.get(dls)
-    if not rec.started and first is not None and first[0] != rec.serial:
+    first = leak_memory.dls_first.get(dls)
+    if not rec.started and first is not None and first[0] is not rec:
         # this Learner's first fit: was the DataLoaders changed since another Learner was built on it (before this one was, or after)?
         inherited = _dls_changes(first[1], now)
-        others = _alive((_dls_users.get(dls) or set()) - {rec.serial}) if inherited else []
+        others = _alive((leak_memory.dls_users.get(dls) or set()) - {rec}) if inherited else []
         if others:
             det._add(rec, 'shared_dataloaders', 'warning', 'learn.dls',
-                      f"is shared with {', '.join(_label(s) for s in others)} and was changed after {_label(first[0])} was built on it: "
+                      f"is shared with {', '.join(r.label for r in others)} and was changed after {first[0].label} was built on it: "
                       f"{'; '.join(inherited)}; this Learner's first fit runs with that change",
                       "give each Learner its own DataLoaders: build them inside `dls_fn` (`fresh_learner(dls_fn, model_fn)`), "
                       "or give a run its own variant instead of changing the shared one: `DataLoaders(dls.train.new(bs=16), dls.valid.new())`")
             return
     changes = _dls_changes(rec.dls_summary, now)
     if not changes: return
-    others = _alive((_dls_users.get(dls) or set()) - {rec.serial}) # only when something changed: the collection is rare
+    others = _alive((leak_memory.dls_users.get(dls) or set()) - {rec}) # only when something changed: the collection is rare
     if others:
         det._add(rec, 'shared_dataloaders', 'warning', 'learn.dls',
-                  f"is shared with {', '.join(_label(s) for s in others)} and changed since {since}: {'; '.join(changes)}",
+                  f"is shared with {', '.join(r.label for r in others)} and changed since {since}: {'; '.join(changes)}",
                   "give each Learner its own DataLoaders: build them inside `dls_fn` (`fresh_learner(dls_fn, model_fn)`), "
                   "or give a run its own variant instead of changing the shared one: `DataLoaders(dls.train.new(bs=16), dls.valid.new())`")
     else:
@@ -858,7 +903,7 @@ def _check_files(det, rec):
     for i, cb in enumerate(det.learn.cbs):
         target = _written_file(cb, det.learn)
         if target is None: continue
-        owner = _written_files.get(target)
+        owner = leak_memory.note_written(target, rec.serial)
         if owner is not None and owner != rec.serial:
             name = type(cb).__name__
             what = "best model" if isinstance(cb, fastai_class('fastai.callback.tracker', 'SaveModelCallback')) else "log"
@@ -866,4 +911,3 @@ def _check_files(det, rec):
             det._add(rec, 'shared_file', 'warning', f"cbs[{i}] {name}.fname",
                       f"writes {_readable_path(target)}, which {_label(owner)}'s run wrote too: this run overwrites that run's {what}",
                       f"give each run its own file, e.g. `{name}(fname=f'{stem}_fold{{i}}')`")
-        _written_files[target] = rec.serial

@@ -459,7 +459,7 @@ def test_leaves_the_learner_as_it_was():
 def test_remembers_fingerprints_not_copies():
     learn = fit(cnn_learner(), 1)
     fit(learn)
-    rec = leaks._learners.get(learn)
+    rec = leaks.leak_memory.record(learn)
     def tensors_in(o, depth=0):
         if isinstance(o, torch.Tensor): return 1
         if depth > 4: return 0
@@ -663,3 +663,39 @@ def test_a_bug_in_a_check_never_stops_training():
         with pytest.warns(ParanoidWarning, match='internal error in `broken_check`'): fit(learn, 2)
     finally: leaks._CHECKS_AT['before_fit'].remove(broken_check)
     assert len(learn.recorder.values) == 2
+
+
+# ---- the detector's memory: reset() forgets, and it does not grow over a long session
+def test_reset_forgets_what_the_learners_used_and_clear_findings_does_not():
+    model = build_mlp()
+    first = fit(xor_learner(model=model))
+    clear_findings() # findings only: the memory of who trained `model` stays
+    assert kinds(fit(xor_learner(model=model))) == ['reused_model'] and all_findings('reused_model')
+    serial = leaks.leak_memory.record(first).serial
+    leaks.leak_memory.reset()
+    assert leaks.leak_memory.record(first) is None and all(n == 0 for n in leaks.leak_memory.sizes().values())
+    third = fit(xor_learner(model=model))
+    # who trained it is forgotten; the model's own gradients and optimizer state still say it arrives trained
+    assert kinds(third) == ['untracked_training'] and all_findings('reused_model') == []
+    assert leaks.leak_memory.record(third).serial > serial + 1 # a label never names two Learners
+
+def _live_records()->int:
+    gc.collect()
+    return sum(isinstance(o, leaks._LearnerRecord) for o in gc.get_objects())
+
+def test_memory_does_not_grow_over_200_learners_built_and_dropped(tmp_path, monkeypatch):
+    monkeypatch.setattr(leaks.leak_memory, 'max_written_files', 32)
+    dls, before = xor_dls(n_train=16, n_valid=16, bs=16), _live_records()
+    for i in range(200):
+        learn = Learner(dls, build_mlp(width=4, depth=1), loss_func=nn.CrossEntropyLoss(), path=tmp_path,
+                        cbs=[StateLeakDetector(on_leak='raise'), CSVLogger(fname=f'log{i}.csv')])
+        fit(learn)
+    del learn
+    assert _live_records() - before < 40, "the records of collected Learners are dropped (before: one kept per Learner)"
+    sizes = leaks.leak_memory.sizes()
+    assert sizes['written_files'] <= 32 and len(leaks.leak_memory.dls_users.get(dls)) < 40
+    assert sizes['trained_models'] < 10 and sizes['learners'] < 10 # held weakly: only what is alive
+    # the files still remembered still catch two runs writing one file
+    learn = fit(Learner(dls, build_mlp(width=4, depth=1), loss_func=nn.CrossEntropyLoss(), path=tmp_path,
+                        cbs=[StateLeakDetector(on_leak='log'), CSVLogger(fname='log199.csv')]))
+    assert kinds(learn) == ['shared_file']
