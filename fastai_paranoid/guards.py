@@ -43,7 +43,7 @@ class NaNGuard(Callback):
                  watch_modules:bool=True, # forward hooks keep each module's output finiteness (one reduction per module per batch)
                 ):
         store_attr()
-        self.found, self._handles, self._active = None, [], False
+        self.found, self._handles, self._active, self._last_out, self._last_version = None, [], False, None, 0
         self.losses = array('d') # the training loss of each step of the last fit, up to the first non-finite one
         self.bad_step = None # index in `losses` of the first non-finite training step (None: none, or it was in validation)
 
@@ -64,13 +64,16 @@ class NaNGuard(Callback):
         if self.watch_modules: self._handles = [m.register_forward_hook(self._record) for m in model.modules()]
 
     def _record(self, module, inp, out):
-        if isinstance(out, torch.Tensor) and out.is_floating_point():
-            self._batch_modules.append(module)
-            self._batch_flags.append(_isfinite_all(out.detach()))
+        if not (isinstance(out, torch.Tensor) and out.is_floating_point()): return
+        # a container handing on its last child's output unchanged (same tensor, no in-place change since): read already
+        if out is self._last_out and out._version == self._last_version: return
+        self._last_out, self._last_version = out, out._version
+        self._batch_modules.append(module)
+        self._batch_flags.append(_isfinite_all(out.detach()))
 
     def before_batch(self):
         if not self._active: return
-        self._batch_modules, self._batch_flags = [], []
+        self._batch_modules, self._batch_flags, self._last_out = [], [], None
         self._pending[self._host_step] = (self.epoch, self.iter, 'training' if self.training else 'validation', self._batch_modules,
                                           self._n_train)
 
@@ -189,7 +192,7 @@ class NaNGuard(Callback):
     def remove(self):
         "Remove the hooks now (fastai skips `after_fit` when a fit dies of an exception other than a cancel)"
         for h in self._handles: h.remove()
-        self._handles, self._active = [], False
+        self._handles, self._active, self._last_out = [], False, None
 
 # %% ../nbs/12_guards.ipynb #c1c76d36
 class RNGDrawWarning(ParanoidWarning):

@@ -295,3 +295,28 @@ def test_isfinite_all_is_exact(dtype):
     both = torch.tensor([float('inf'), -float('inf')], dtype=dtype) # inf - inf is NaN: still caught
     assert not bool(_isfinite_all(both))
     assert bool(_isfinite_all(torch.arange(5))) # integer tensors are always finite
+
+class _AddInPlace(nn.Module):
+    "A container that changes its child's output in place: `out = lin(x); out += bias` (a NaN bias once `bad`)"
+    def __init__(self):
+        super().__init__()
+        self.lin, self.bad = nn.Linear(16, 16), False
+    def forward(self, x):
+        out = self.lin(x)
+        out += float('nan') if self.bad else 0.0
+        return out
+
+def test_nanguard_reads_a_passed_on_output_once_and_an_in_place_change_again():
+    "A container that returns its last child's output unchanged is not read again (resnet's blocks and Sequentials); one that changed it in place is, and is the module named"
+    learn = fresh_learner(small_dls, lambda: nn.Sequential(nn.Linear(2, 16), nn.Sequential(nn.Linear(16, 16), nn.ReLU()), _AddInPlace(), nn.Linear(16, 2)),
+                          cbs=NaNGuard(), loss_func=nn.CrossEntropyLoss())
+    seen = []
+    class Count(Callback):
+        order = NaNGuard.order + 1
+        def after_loss(self): seen.append([type(m).__name__ for m in self.learn.nan_guard._batch_modules])
+    with learn.no_bar(), learn.no_logging(): learn.fit(1, 1e-2, cbs=Count())
+    # 7 modules give a tensor: the outer and inner Sequential hand on their last child's output (not read again); _AddInPlace's is changed in place (read)
+    assert seen[0] == ['Linear', 'Linear', 'ReLU', 'Linear', '_AddInPlace', 'Linear'], seen[0]
+    learn.model[2].bad = True
+    with pytest.raises(NonFiniteError, match=r'model\.2 \(_AddInPlace\)'):
+        with learn.no_bar(), learn.no_logging(): learn.fit(1, 1e-2)
