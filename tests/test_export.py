@@ -57,7 +57,7 @@ def by_paranoid(tmp_path):
         return learn, export(learn)
 
 def by_hand(tmp_path):
-    learn = images_learner(tmp_path, cbs=[StateLeakDetector(on_leak='log'), FreezeBNStats(), NaNGuard(), RNGAudit(),
+    learn = images_learner(tmp_path, cbs=[StateLeakDetector(on_finding='log'), FreezeBNStats(), NaNGuard(), RNGAudit(),
                                           PreserveLRFindRNG(), PreserveLRFindGrads(), CrossRankConsistency()], train_bn=False)
     learn.freeze()
     quiet(learn, lambda: learn.fit(1, 1e-3))
@@ -69,7 +69,7 @@ def by_preset(tmp_path):
     return learn, export(learn)
 
 def by_preset_discriminative(tmp_path):
-    learn = images_learner(tmp_path, cbs=StateLeakDetector(on_leak='log')).discriminative_lr(1e-3) # HoldLRRatio
+    learn = images_learner(tmp_path, cbs=StateLeakDetector(on_finding='log')).discriminative_lr(1e-3) # HoldLRRatio
     quiet(learn, lambda: learn.fit(1))
     return learn, export(learn)
 
@@ -155,7 +155,7 @@ def test_the_live_learner_keeps_its_guards(exported, build):
 
 def test_guards_still_work_after_export(tmp_path):
     learn, _ = by_hand(tmp_path)
-    second = Learner(image_dls(), learn.model, loss_func=nn.CrossEntropyLoss(), cbs=StateLeakDetector(on_leak='log'))
+    second = Learner(image_dls(), learn.model, loss_func=nn.CrossEntropyLoss(), cbs=StateLeakDetector(on_finding='log'))
     quiet(second, lambda: second.fit(1, 1e-3))
     assert [f.kind for f in second.state_leak_detector.findings] == ['reused_model']
     quiet(learn, lambda: learn.fit(1, 1e-3)) # the exported Learner trains on, guarded
