@@ -157,8 +157,8 @@ DEPRECATED = _Deprecated() # the default of every old name of `on_finding` (`on_
 _OLD_KNOB_NAMES = ('on_leak', 'on_fail', 'on_overlap')
 
 def _frames_to_user(depth:int)->int:
-    "The `stacklevel` of a warning raised `depth` frames below here that points at the user's line (the first frame outside the libraries)"
-    frame, level = sys._getframe(depth + 1), depth
+    "The `stacklevel` for a `warnings.warn` in the caller of this function that points at the user's line (the first frame outside the libraries), counting from `depth`"
+    frame, level = sys._getframe(depth), depth
     while frame is not None and not _is_users(frame.f_code.co_filename): frame, level = frame.f_back, level + 1
     return level if frame is not None else depth
 
@@ -176,7 +176,7 @@ def on_finding_arg(owner:str, # who takes the knob, named in the messages: 'para
         on_finding = value
     if on_finding not in allowed:
         options = ', '.join(repr(a) for a in allowed if a is not None)
-        none = " or None (nothing said: only the result)" if None in allowed else ''
+        none = " or None" if None in allowed else ''
         raise ValueError(f"{owner}: on_finding={on_finding!r} is not one of {options}{none}.")
     return on_finding
 

@@ -21,7 +21,7 @@ class FoldWarning(ParanoidWarning):
     "A fold whose DataLoaders break the split: validation items that are also training items, or a validation set that is not the fold's"
 
 class FoldLeakError(ParanoidError):
-    "Raised instead of `FoldWarning` when `on_overlap='raise'`"
+    "Raised instead of `FoldWarning` when `on_finding='raise'`"
 
 def _as_labels(labels_or_n):
     "(n_items, labels or None) from a count or a sequence of labels"

@@ -212,7 +212,7 @@ def test_registered_order():
     assert mine == MODEL_CHECKS
 
 def test_bad_arguments(buggy_learner):
-    with pytest.raises(ValueError, match="use 'warn', 'raise' or None"): buggy_learner.sanity_check(on_finding='warning')
+    with pytest.raises(ValueError, match="not one of 'warn', 'raise', 'log' or None"): buggy_learner.sanity_check(on_finding='warning')
     with pytest.raises(ValueError, match='no registered check'): buggy_learner.sanity_check(checks=['check_everything'])
     with pytest.raises(TypeError, match='not a check function'): buggy_learner.sanity_check(checks=[42])
     with pytest.raises(ValueError, match='will not run'): buggy_learner.sanity_check(checks=[check_lr], settings={'check_frozen': {}})
