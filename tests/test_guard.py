@@ -122,3 +122,9 @@ def test_on_finding_arg_is_the_one_place():
     assert on_finding_arg('x', 'warn') == 'warn'
     assert on_finding_arg('x', None, ON_FINDING + (None,)) is None
     with pytest.raises(TypeError): on_finding_arg('x', 'warn', on_what='warn')
+
+def test_the_cli_option_keeps_its_old_spelling():
+    from fastai_paranoid.cli import _check_parser
+    parser = _check_parser()
+    assert parser.parse_args(['x.py', '--on-finding', 'raise']).on_finding == 'raise'
+    assert parser.parse_args(['x.py', '--on-leak', 'log']).on_finding == 'log'
