@@ -9,6 +9,7 @@ import torch
 from torch import nn
 from torch.nn.parameter import UninitializedBuffer
 from fastcore.basics import store_attr, listify
+from fastai.callback.core import Callback
 from .deploy import Guard
 from .core import (ParanoidWarning, DEPRECATED, ResultTable, frozen_modules, stat_norm_layers,
                                   module_paths, tracks_running_stats)

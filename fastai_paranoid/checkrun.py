@@ -10,7 +10,7 @@ import torch
 from torch import nn
 from fastcore.basics import store_attr
 from fastcore.foundation import L
-from fastai.callback.core import defaults
+from fastai.callback.core import Callback, defaults
 # fastai.callback.schedule is not imported: its import adds ProgressCallback to fastai's `defaults.callbacks`
 from .core import ParanoidWarning, DEPRECATED, Finding, emit, fingerprints, built_at, user_location, raw_bits
 from dataclasses import replace

@@ -16,6 +16,7 @@ from fastai.torch_core import rank_distrib, num_distrib, find_bs
 # fastai.distributed is not imported here: its import adds ProgressCallback to fastai's `defaults.callbacks`
 from .compat import fastai_class, distributed_dl_type, distributed_trainer_type, unwrap_model
 from fastcore.basics import store_attr
+from fastai.callback.core import Callback
 from .deploy import Guard
 from .core import ParanoidWarning, ParanoidError, CheckResult, DEPRECATED, Finding, emit, fingerprint, module_paths, preserve_rng, rng_digests, _digest64
 from .fresh import seed_everything

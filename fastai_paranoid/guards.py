@@ -10,7 +10,7 @@ import numpy as np
 import torch
 from torch import nn
 from torch.nn.modules.dropout import _DropoutNd
-from fastai.callback.core import CancelFitException
+from fastai.callback.core import Callback, CancelFitException
 from fastcore.basics import store_attr
 from .core import ParanoidError, ParanoidWarning, ResultTable, module_paths, emit, rng_digests
 from .deploy import Guard

@@ -8,6 +8,7 @@ import torch
 from torch import nn
 from fastai.learner import Learner
 from fastcore.basics import store_attr, patch
+from fastai.callback.core import Callback
 from .deploy import Guard
 from .bn import FreezeBNStats
 

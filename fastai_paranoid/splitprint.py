@@ -11,6 +11,7 @@ import torch
 from fastcore.basics import store_attr
 from fastai.learner import Learner
 from fastai.torch_core import rank_distrib
+from fastai.callback.core import Callback
 from .deploy import Guard
 from .core import ParanoidWarning, CheckResult, DEPRECATED, emit
 from .compat import fastai_class, is_lr_find
