@@ -8,7 +8,7 @@ Each draw picks a family, a seed, a size (40..600 items), a number of classes (2
 - `tabular`: `tabular_learner` on a random frame (categorical and continuous columns) with a learnable target;
 - `regression`: an unscaled regression (targets in the hundreds, inputs unstandardized) with MSELossFlat;
 - `collab`: `collab_learner` on ratings from user and item biases and factors.
-Then it runs `learn.sanity_check(on_fail=None, progress=False, budget=B)` and counts, per check, the Learners where the
+Then it runs `learn.sanity_check(on_finding=None, progress=False, budget=B)` and counts, per check, the Learners where the
 check said failed or warning (levels error or warning: what makes `fastai-paranoid check` exit 1), with a 95% Wilson
 interval, and the same for all checks together (the family). A crashed check (verdict 'error') is counted apart.
 The batch size is capped at a power of 2 below 3/4 of the items, so that the training loader yields a batch (with fewer
@@ -149,7 +149,7 @@ def run_one(d:dict, budget:float) -> dict:
         learn = make_learner(d)
         with warnings.catch_warnings():
             warnings.simplefilter('ignore')
-            report = learn.sanity_check(on_fail=None, progress=False, budget=budget)
+            report = learn.sanity_check(on_finding=None, progress=False, budget=budget)
     except Exception as e:
         return {**d, 'error': f'{type(e).__name__}: {e}', 'seconds': time.perf_counter() - start, 'results': []}
     results = [{'name': r.name, 'verdict': r.verdict, 'level': r.level, 'message': r.message[:400]} for r in report.results]

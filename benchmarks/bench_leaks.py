@@ -104,7 +104,7 @@ def _timed_detector():
             t0 = time.perf_counter()
             try: return super().__call__(event_name)
             finally: self.spent += time.perf_counter() - t0
-    return TimedDetector(on_leak='log')
+    return TimedDetector(on_finding='log')
 
 def _fit_time(make, detector, epochs):
     "Wall time, this process's CPU time, and the time spent in the detector's events, of `fit` on a new seeded Learner"

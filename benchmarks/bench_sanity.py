@@ -59,7 +59,7 @@ def bench(title, make, target, cpu_target=None):
     start, cpu_start = time.perf_counter(), time.process_time()
     with warnings.catch_warnings():
         warnings.simplefilter('ignore')
-        report = learn.sanity_check(on_fail=None, progress=False)
+        report = learn.sanity_check(on_finding=None, progress=False)
     total, cpu = time.perf_counter() - start, time.process_time() - cpu_start
     print(f"\n{title}: {len(learn.dls.train_ds)} training items, bs {learn.dls.bs}; one epoch of fit = {baseline:.2f} s; "
           f"budget {report.budget:g} s; CPU {cpu:.2f} s" + (f" (target <= {cpu_target:g} s: {'met' if cpu <= cpu_target else 'MISSED'})" if cpu_target else ''))

@@ -109,7 +109,7 @@ def one_run(make, budget=None, lr=None):
         warnings.simplefilter('ignore')
         fns = [counted(fn, counts, forwards, cpu) for fn in registered_checks()]
         c0, w0 = time.process_time(), time.perf_counter()
-        report = learn.sanity_check(checks=fns, on_fail=None, progress=False, budget=budget, lr=lr)
+        report = learn.sanity_check(checks=fns, on_finding=None, progress=False, budget=budget, lr=lr)
         total_cpu, total_wall = time.process_time() - c0, time.perf_counter() - w0
     hook.remove()
     return report, cpu, total_cpu, total_wall

@@ -93,7 +93,7 @@ if __name__ == '__main__':
           f"{N_TRAIN} training + {N_VALID} validation images, mixed precision")
     print("\n1. host synchronizations in the guards' per-batch events")
     for name, make, mode in [('NaNGuard(check_every=10**9)', lambda: NaNGuard(check_every=10**9), 'error'),
-                             ('StateLeakDetector()', lambda: StateLeakDetector(on_leak='log'), 'error'),
+                             ('StateLeakDetector()', lambda: StateLeakDetector(on_finding='log'), 'error'),
                              ('NaNGuard() (reads its flags every 32 batches)', lambda: NaNGuard(), 'warn')]:
         syncs, events, batches = no_sync_per_batch(make, mode)
         print(f"  {name:48s} {syncs} syncing events of {events} per-batch events over {batches} batches"
@@ -103,7 +103,7 @@ if __name__ == '__main__':
     base = fit_seconds(lambda: [])
     print(f"  {'no guard':32s} {base:6.2f} s")
     for name, make in [('NaNGuard', lambda: [NaNGuard()]), ('NaNGuard(watch_modules=False)', lambda: [NaNGuard(watch_modules=False)]),
-                       ('StateLeakDetector', lambda: [StateLeakDetector(on_leak='log')]),
-                       ('both', lambda: [NaNGuard(), StateLeakDetector(on_leak='log')])]:
+                       ('StateLeakDetector', lambda: [StateLeakDetector(on_finding='log')]),
+                       ('both', lambda: [NaNGuard(), StateLeakDetector(on_finding='log')])]:
         s = fit_seconds(make)
         print(f"  {name:32s} {s:6.2f} s  x{s / base:.3f}")

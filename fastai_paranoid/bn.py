@@ -8,10 +8,10 @@ import warnings
 import torch
 from torch import nn
 from torch.nn.parameter import UninitializedBuffer
-from fastai.callback.core import Callback
 from fastcore.basics import store_attr, listify
-import fastai_paranoid.deploy # learn.export() leaves this library's callbacks out of the pickle
-from .core import (ParanoidWarning, ResultTable, frozen_modules, stat_norm_layers,
+from fastai.callback.core import Callback
+from .deploy import Guard
+from .core import (ParanoidWarning, DEPRECATED, ResultTable, frozen_modules, stat_norm_layers,
                                   module_paths, tracks_running_stats)
 
 # %% auto #0
@@ -110,8 +110,9 @@ def _module_list(spec, model):
                             f"names from learn.model.named_modules(), or a function of the model returning modules.")
     return res
 
-class FreezeBNStats(Callback):
+class FreezeBNStats(Guard):
     "Hold the running statistics of the normalization layers in the frozen part of the model: they normalize with their stored statistics and stay bitwise unchanged during fit"
+    changes_the_fit = True # its job: the sanity checks' copies keep it
     order = 100 # after DistributedTrainer (11) wraps the model and ParamScheduler (60); runs last at `before_batch`
     _stateattrs = ('_held', '_snapshot') # module references, dropped from pickles (`learn.export()`)
     def __init__(self, modules=None, # the frozen part: modules, their names, or a function of the model (default: `core.frozen_modules(learn)` at each fit)
@@ -264,12 +265,14 @@ class _FreezeCalls:
 
 freeze_calls = _FreezeCalls()
 
-class EmptyFreezeGuard(Callback):
+class EmptyFreezeGuard(Guard):
     "Report a freeze that froze nothing (certain: a Learner with one parameter group, where `freeze()` freezes every group but the last): at the frozen phase of fastai's `learn.fine_tune` as a note, after the user's own `learn.freeze()`/`freeze_to(n)` as a warning at the next fit. Keeps one piece of state: the user's last freeze that froze nothing, until it is reported or undone"
     order = -150 # before the other callbacks' before_fit: nothing has moved yet
     _stateattrs = ('empty_freeze',) # left out of copies and pickles: a copy of the Learner (a sanity check's) made no freeze call
-    def __init__(self, on_leak:str='warn'): # what a finding does: 'warn', 'raise' or 'log'
-        store_attr()
+    def __init__(self, on_finding:str='warn', # what a finding does: 'warn', 'raise' or 'log'
+                 on_leak=DEPRECATED, # the old name of `on_finding`
+                ):
+        self._set_on_finding(on_finding, on_leak=on_leak)
         self._init_state()
     def _init_state(self):
         self.empty_freeze = None # {'n', 'at', 'groups'}: the user's last freeze_to(n) call (where, and the groups then), when it froze nothing
@@ -297,13 +300,13 @@ class EmptyFreezeGuard(Callback):
             if nothing is None: return
             emit(f"learn.fine_tune called learn.freeze(), but {nothing}: its 'frozen' epochs train the whole model, a "
                  f"pretrained body included, at the head's rate (harmless when the body is not pretrained). {FIX_SPLITTER}",
-                 EmptyFreezeWarning, on_leak='log' if self.on_leak == 'log' else 'warn', stacklevel=3, kind='empty_freeze', level='info', learn=self.learn,
+                 EmptyFreezeWarning, on_finding='log' if self.on_finding == 'log' else 'warn', stacklevel=3, kind='empty_freeze', level='info', learn=self.learn,
                  guard='EmptyFreezeGuard', claim='certain')
             return
         empty = self.empty_freeze
         if empty is None or any(not p.requires_grad for p in self.learn.model.parameters()): return # nothing to say, or frozen by hand since
         self.empty_freeze = None # said once per freeze call
-        emit(self._empty_freeze_finding(**empty), on_leak=self.on_leak, stacklevel=3, learn=self.learn)
+        emit(self._empty_freeze_finding(**empty), on_finding=self.on_finding, stacklevel=3, learn=self.learn)
 
     def _empty_freeze_finding(self, n, at, groups)->Finding:
         "The warning about the user's `learn.freeze_to(n)` at `at` that froze nothing of `groups` parameter groups"

@@ -342,10 +342,10 @@ class CorpusRun:
     def _repr_html_(self): return self.table._repr_html_()
 
 def run_scenario(scenario:Scenario, seed:int, **kwargs)->SanityReport:
-    "Build the scenario's Learner for `seed` and run `learn.sanity_check(on_fail=None, progress=False, **kwargs)` on it"
+    "Build the scenario's Learner for `seed` and run `learn.sanity_check(on_finding=None, progress=False, **kwargs)` on it"
     learn = scenario.build(seed)
     if scenario.budget is not None: kwargs.setdefault('budget', scenario.budget)
-    return learn.sanity_check(on_fail=None, progress=False, **kwargs)
+    return learn.sanity_check(on_finding=None, progress=False, **kwargs)
 
 def run_corpus(scenarios:list=None, # default: `SCENARIOS`
                seeds=(0, 1, 2), # each scenario is built and checked once per seed

@@ -12,11 +12,12 @@ from fastcore.basics import store_attr
 from fastcore.foundation import L
 from fastai.callback.core import Callback, defaults
 # fastai.callback.schedule is not imported: its import adds ProgressCallback to fastai's `defaults.callbacks`
-from .core import ParanoidWarning, Finding, emit, fingerprints, built_at, user_location, raw_bits
+from .core import ParanoidWarning, DEPRECATED, Finding, emit, fingerprints, built_at, user_location, raw_bits
 from dataclasses import replace
 from .guards import NaNGuard
 from . import checks as _checks # patches `Learner.sanity_check`
 from . import leaks as _leaks
+from .deploy import Guard
 from .compat import fastai_class, is_lr_find, in_learner_fit
 from . import paranoid as _paranoid
 
@@ -32,7 +33,6 @@ class SanityCheckNotRun(UserWarning):
     "A sanity check could not run on a Learner (it crashed): not a finding against the user's code"
 
 _logger = logging.getLogger('fastai_paranoid')
-_GUARD_TYPES = [] # this module's guard classes (each appends itself): kept off the copies a check builds
 _depth = [0] # > 0 while a sanity check run is in progress: the fits inside it (on copies) are not checked again
 
 def _in_sanity_check()->bool: return _depth[0] > 0
@@ -128,13 +128,14 @@ def fit_lr(learn)->float|None:
 # %% ../nbs/40_checkrun.ipynb #26745373
 @contextlib.contextmanager
 def _quiet(learn):
-    "No guard on the copies a check builds: paranoid()'s installer off, the guards it gave `learn` out of `learn.cbs` (restored after)"
+    "No guard on the copies a check builds: paranoid()'s installer off; out of `learn.cbs` (restored after): what paranoid() gave it, instances of the classes paranoid() was given, and this library's guards but those whose job is to change the fit (`Guard.changes_the_fit`)"
     saved_defaults = defaults.callbacks
     defaults.callbacks = [c for c in saved_defaults if not (isinstance(c, type) and issubclass(c, _paranoid.ParanoidInstaller))]
     guard_types = tuple(g for g in _paranoid._settings.get('guards', []) if isinstance(g, type))
     given = {id(r()) for r in getattr(_paranoid, '_added', {}).get(learn, []) if r() is not None}
+    def kept(cb): return id(cb) not in given and not isinstance(cb, guard_types) and not (isinstance(cb, Guard) and not cb.changes_the_fit)
     saved_cbs = learn.cbs
-    learn.cbs = L(cb for cb in saved_cbs if id(cb) not in given and not isinstance(cb, guard_types + tuple(_GUARD_TYPES)))
+    learn.cbs = L(cb for cb in saved_cbs if kept(cb))
     _depth[0] += 1
     try: yield
     finally:
@@ -152,7 +153,7 @@ def run_sanity_checks(learn, # the Learner, left exactly as it is
     budget = DEFAULT_SANITY_BUDGET if budget is None else budget
     with _quiet(learn), warnings.catch_warnings():
         warnings.simplefilter('ignore') # what the copies' fits say is not about the user's run
-        report = learn.sanity_check(on_fail=None, progress=False, lr=lr, budget=budget)
+        report = learn.sanity_check(on_finding=None, progress=False, lr=lr, budget=budget)
     return list(report.results), {r.name for r in report.errors}
 
 # %% ../nbs/40_checkrun.ipynb #758a55ae
@@ -164,13 +165,15 @@ def _learner_label(learn)->str:
     rec = _leaks.leak_memory.record(learn)
     return f"{rec.label} ({type(learn.model).__name__})" if rec is not None else f"Learner ({type(learn.model).__name__})"
 
-class FirstFitSanityCheck(Callback):
+class FirstFitSanityCheck(Guard):
     "Before the first real fit of each Learner, run `learn.sanity_check()` on copies and report failed and warning checks as `SanityFinding`s. Keeps state across Learners: the keys already checked (class attribute `checked`; `check_guards()` makes a fresh class)"
     order = -200 # before every other callback's before_fit: the checks see the state the user built
     budget = None # seconds per Learner (None: the default); `check_guards(sanity_budget=...)` sets it on a subclass
     checked = {} # learner_key -> label of the Learner checked for it
-    def __init__(self, on_leak:str='warn'): # what a finding does: 'warn', 'raise' or 'log'
-        store_attr()
+    def __init__(self, on_finding:str='warn', # what a finding does: 'warn', 'raise' or 'log'
+                 on_leak=DEPRECATED, # the old name of `on_finding`
+                ):
+        self._set_on_finding(on_finding, on_leak=on_leak)
         self.done = False # this Learner's first real fit has started (state that lives across its fits)
     def __reduce__(self): return (_unpickle_as, (FirstFitSanityCheck, {'budget': type(self).budget}), self.__getstate__())
     def before_fit(self):
@@ -196,9 +199,7 @@ class FirstFitSanityCheck(Callback):
                 f = Finding(r.name, r.level, evidence=f"sanity check '{r.name}' {r.verdict} before the first fit: {r.message} "
                             f"Evidence: {_measured(r)}{threshold}", fix=r.fix, learner=label, guard='FirstFitSanityCheck',
                             claim=r.claim, built_at=built_at(learn), category=SanityFinding)
-                emit(f, on_leak=self.on_leak if r.level != 'info' else 'log', stacklevel=3)
-
-_GUARD_TYPES.append(FirstFitSanityCheck)
+                emit(f, on_finding=self.on_finding if r.level != 'info' else 'log', stacklevel=3)
 
 # %% ../nbs/40_checkrun.ipynb #28e0fa22
 class NaNStop(NaNGuard):
@@ -210,10 +211,8 @@ class NaNStop(NaNGuard):
         if users_own or is_lr_find(self.learn) or _in_sanity_check(): return self.remove()
         super().before_fit()
 
-_GUARD_TYPES.append(NaNStop)
-
 # %% ../nbs/40_checkrun.ipynb #21c2624f
-class SeededSharedLoaders(Callback):
+class SeededSharedLoaders(Guard):
     "At each Learner's first real fit, an info note when it starts from the same weights as an earlier Learner on the same DataLoaders but their loader's own generator has moved: the runs cannot be identical (fastai issue #2832). Keeps state across Learners (class attribute `starts`; `check_guards()` makes a fresh class)"
     order = -199 # with FirstFitSanityCheck, before the other callbacks' before_fit
     starts = {} # {id(dls): (weakref to dls, [(label, weakref to model, weights fingerprint, train loader rng state)])}
@@ -236,8 +235,6 @@ class SeededSharedLoaders(Callback):
             _note_seeded_shared(learn, other_label)
             break
         entry[1].append((label, weakref.ref(learn.model), weights, rng))
-
-_GUARD_TYPES.append(SeededSharedLoaders)
 
 def _note_seeded_shared(learn, other_label):
     "Record the note as an info finding of the state-leak report (shown, not counted as a problem), logged like the detector's"

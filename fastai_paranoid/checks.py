@@ -16,7 +16,7 @@ from fastcore.basics import patch, store_attr
 from fastcore.foundation import L
 from fastcore.xtras import ReindexCollection
 from fastprogress.fastprogress import progress_bar
-from .core import ParanoidWarning, ParanoidError, emit, preserve_rng, get_rng_states, set_rng_states, module_paths, stat_norm_layers, frozen_modules
+from .core import ParanoidWarning, ParanoidError, ON_FINDING, DEPRECATED, emit, on_finding_arg, preserve_rng, get_rng_states, set_rng_states, module_paths, stat_norm_layers, frozen_modules
 from .core import ResultTable, CheckResult, VERDICTS, CHECK_ALPHA, register_check, registered_checks
 from .compat import fastai_class
 from .checkutils import Deadline, pct, computed_tensors_memo, loaders_kept, SHARED, sharing, _stamps, NoTrainingBatch, \
@@ -839,10 +839,10 @@ def _frozen_changed(learn, name, measured, threshold, n_batches, lr, param_names
 
 # %% ../nbs/34_checks.ipynb #90873ace
 class SanityCheckWarning(ParanoidWarning):
-    "A sanity check failed, warned or crashed, and `learn.sanity_check(on_fail='warn')` was asked to say so"
+    "A sanity check failed, warned or crashed, and `learn.sanity_check(on_finding='warn')` was asked to say so"
 
 class SanityCheckError(ParanoidError):
-    "One or more sanity checks failed under `learn.sanity_check(on_fail='raise')`; `.report` holds every result"
+    "One or more sanity checks failed under `learn.sanity_check(on_finding='raise')`; `.report` holds every result"
     def __init__(self, report):
         self.report = report
         failed = report.failed
@@ -937,15 +937,15 @@ def _raised_by_data(e:BaseException)->bool:
 @patch
 def sanity_check(self:Learner,
                  checks:list|None=None, # check functions or their names (default: every registered check, in order)
-                 on_fail:str|None='warn', # 'warn': a SanityCheckWarning per failed, warning or crashed check; 'raise': SanityCheckError if any failed (the others still warn); None: only report
+                 on_finding:str|None='warn', # 'warn': a SanityCheckWarning per failed, warning or crashed check; 'raise': SanityCheckError if any failed (the others still warn); 'log': each of those a line on the logger (runners record it); None: only report
                  settings:dict|None=None, # check name -> keyword arguments for it, e.g. {'check_overfit_one_batch': {'max_steps': 500}}
                  progress:bool=True, # show a progress bar
                  lr:float|None=None, # the learning rate you train with (default: learn.lr), for the checks that train
                  budget:float|None=None, # seconds for all the checks together (default: `default_budget`, 60 on CPU); checks cut their steps and items to fit
+                 on_fail=DEPRECATED, # the old name of `on_finding`
                 )->SanityReport:
     "Run sanity checks on copies of this Learner's model, with its data and loss, within a time budget, and report: the Learner is left exactly as it was"
-    if on_fail not in ('warn', 'raise', None):
-        raise ValueError(f"sanity_check: on_fail={on_fail!r}; use 'warn', 'raise' or None (only report).")
+    on_finding = on_finding_arg('sanity_check', on_finding, ON_FINDING + (None,), on_fail=on_fail)
     if budget is not None and not budget > 0: raise ValueError(f"sanity_check: budget={budget!r}; give the seconds the checks may take, > 0.")
     if lr is not None and (isinstance(lr, (str, bool)) or not isinstance(lr, (int, float)) or not lr > 0):
         raise ValueError(f"sanity_check: lr={lr!r}; give the learning rate you train with, a number > 0 (e.g. 1e-3), or None for learn.lr.")
@@ -988,10 +988,10 @@ def sanity_check(self:Learner,
             results.append(res)
             seconds.append(time.perf_counter() - start)
     report = SanityReport(results, seconds, tracebacks, budget)
-    if on_fail is not None:
+    if on_finding is not None:
         for r in report.results:
-            if r.verdict in ('warning', 'error') or (r.verdict == 'failed' and on_fail == 'warn'):
-                emit(f"{r.name} {r.verdict}: {r.message} {r.fix}", SanityCheckWarning, stacklevel=2, kind=r.name,
+            if r.verdict in ('warning', 'error') or (r.verdict == 'failed' and on_finding != 'raise'):
+                emit(f"{r.name} {r.verdict}: {r.message} {r.fix}", SanityCheckWarning, on_finding='log' if on_finding == 'log' else 'warn', stacklevel=2, kind=r.name,
                      level=r.level or 'info', learn=self, guard='sanity_check', claim=r.claim)
-    if on_fail == 'raise' and report.failed: raise SanityCheckError(report)
+    if on_finding == 'raise' and report.failed: raise SanityCheckError(report)
     return report

@@ -59,16 +59,16 @@ def demo():
 # %% ../nbs/42_cli.ipynb #77c4377c
 def check(path=None, # a script, notebook or folder; None runs the built-in demo in this process
           args=(), # the script's command-line arguments
-          on_leak:str='warn', # passed to `paranoid()`
+          on_finding:str='warn', # passed to `paranoid()`
           guards:list|None=None, # passed to `paranoid()` (default: its `PARANOID_GUARDS`)
           **kwargs, # passed to `runner.check_paths`: flags, n_workers, verbose, cell_timeout, json_path
          )->int:
     "Check `path` (or run the demo) under `paranoid()`, print the findings, return the exit status"
     from fastai_paranoid.runner import check_paths # the runner builds on `collect_findings` above
-    if path is not None: return check_paths([path], args=args, on_leak=on_leak, guards=guards, **kwargs)
+    if path is not None: return check_paths([path], args=args, on_finding=on_finding, guards=guards, **kwargs)
     from fastai_paranoid.paranoid import paranoid
     from fastai_paranoid.core import ParanoidWarning
-    with paranoid(on_leak=on_leak, guards=guards), collect_findings() as found:
+    with paranoid(on_finding=on_finding, guards=guards), collect_findings() as found:
         with warnings.catch_warnings():
             warnings.simplefilter('ignore', ParanoidWarning) # not shown as they come: the report below says each once
             demo()
@@ -91,7 +91,8 @@ def _check_parser():
     p.add_argument('--n-workers', '--n_workers', dest='n_workers', type=int, default=None, metavar='N', help="files checked at once, each in its own process (default: min(CPUs, 8))")
     p.add_argument('--json', dest='json_path', default=None, metavar='FILE', help="also write the per-file results and findings to this file")
     p.add_argument('--format', choices=['text', 'github'], default='text', help="text: one block per finding, wrapped to the terminal; github: one GitHub Actions workflow command per finding (::warning file=...,line=...::...), shown on the pull request's lines")
-    p.add_argument('--on-leak', choices=['warn', 'log', 'raise'], default='warn', help="what the guards do at a finding (default: warn)")
+    p.add_argument('--on-finding', '--on-leak', dest='on_finding', choices=['warn', 'log', 'raise'], default='warn',
+                   help="what the guards do at a finding (default: warn); --on-leak is its old spelling")
     p.add_argument('--fail-on', dest='fail_on', choices=['error', 'warning', 'info'], default='warning', help="the lowest level of finding that makes the exit status 1 (default: warning, i.e. errors and warnings; info notes are shown, not counted)")
     p.add_argument('--verbose', action='store_true', help="let the checked code's output through as it runs")
     p.add_argument('--cell-timeout', '--cell_timeout', dest='cell_timeout', type=int, default=None, metavar='SECONDS', help="seconds a notebook cell may run (default: the project's cell_timeout)")
@@ -147,8 +148,8 @@ def main(argv:list|None=None, # the arguments (default: `sys.argv[1:]`)
     if script_args and (len(opts.paths) > 1 or not opts.paths[0].endswith('.py')):
         return _usage_error(f"arguments after -- ({' '.join(script_args)}) go to one script, but the paths are {' '.join(opts.paths)}; "
                             f"check that script on its own: fastai-paranoid check SCRIPT.py -- {' '.join(script_args)}")
-    if not opts.paths: return check(None, on_leak=opts.on_leak)
+    if not opts.paths: return check(None, on_finding=opts.on_finding)
     from fastai_paranoid.runner import check_paths
-    return check_paths(opts.paths, script_args, flags=opts.flags.split(), n_workers=opts.n_workers, on_leak=opts.on_leak,
+    return check_paths(opts.paths, script_args, flags=opts.flags.split(), n_workers=opts.n_workers, on_finding=opts.on_finding,
                        verbose=opts.verbose, cell_timeout=opts.cell_timeout, json_path=opts.json_path,
                        sanity=opts.sanity, sanity_budget=opts.sanity_budget, fail_on=opts.fail_on, format=opts.format)

@@ -4,18 +4,18 @@
 
 # %% ../nbs/00_core.ipynb #ad190029
 from __future__ import annotations
-import contextlib, random, warnings
+import array, contextlib, hashlib, random, warnings
 from dataclasses import replace
 import numpy as np
 import torch
 from torch import nn
 
 # %% auto #0
-__all__ = ['ON_LEAK', 'LEVELS', 'location_resolvers', 'VERDICTS', 'FAMILY_ALPHA', 'CHECK_ALPHA', 'ParanoidWarning',
-           'ParanoidError', 'Location', 'Finding', 'finding_sink', 'user_location', 'note_built', 'built_at', 'emit',
-           'get_rng_states', 'set_rng_states', 'preserve_rng', 'rng_fingerprint', 'raw_bits', 'fingerprints',
-           'fingerprint', 'module_paths', 'tracks_running_stats', 'stat_norm_layers', 'frozen_modules', 'ResultTable',
-           'CheckResult', 'register_check', 'registered_checks']
+__all__ = ['ON_FINDING', 'ON_LEAK', 'LEVELS', 'location_resolvers', 'DEPRECATED', 'VERDICTS', 'FAMILY_ALPHA', 'CHECK_ALPHA',
+           'ParanoidWarning', 'ParanoidError', 'Location', 'Finding', 'finding_sink', 'user_location', 'note_built',
+           'built_at', 'on_finding_arg', 'emit', 'get_rng_states', 'set_rng_states', 'preserve_rng', 'rng_digests',
+           'rng_fingerprint', 'raw_bits', 'fingerprints', 'fingerprint', 'module_paths', 'tracks_running_stats',
+           'stat_norm_layers', 'frozen_modules', 'ResultTable', 'CheckResult', 'register_check', 'registered_checks']
 
 # %% ../nbs/00_core.ipynb #d0586e11
 class ParanoidWarning(UserWarning):
@@ -29,7 +29,8 @@ import logging, os, sys, sysconfig, weakref, importlib.util
 from dataclasses import dataclass, field, asdict
 _logger = logging.getLogger('fastai_paranoid')
 _finding_sinks = [] # callables `fn(finding)`, in the order they were opened
-ON_LEAK = ('warn', 'raise', 'log')
+ON_FINDING = ('warn', 'raise', 'log') # what a finding does: a warning, an exception, or a line on the logger (sinks record it in every case)
+ON_LEAK = ON_FINDING # the tuple's name before the knob was called `on_finding`
 LEVELS = ('error', 'warning', 'info') # 'error': certain, and it changes what the run computes; 'warning': likely, from a test at a stated false-alarm rate; 'info': advice or a by-design note
 
 @dataclass(frozen=True)
@@ -147,9 +148,41 @@ def _rank()->int:
     "This process's global rank (fastai's `rank_distrib`, read without importing fastai)"
     return int(os.environ.get('RANK', 0) or 0)
 
+class _Deprecated:
+    "The default of a knob's old name: not given (its `repr` is what a signature shows)"
+    def __repr__(self): return 'deprecated'
+    def __bool__(self): return False
+
+DEPRECATED = _Deprecated() # the default of every old name of `on_finding` (`on_leak`, `on_fail`, `on_overlap`)
+_OLD_KNOB_NAMES = ('on_leak', 'on_fail', 'on_overlap')
+
+def _frames_to_user(depth:int)->int:
+    "The `stacklevel` for a `warnings.warn` in the caller of this function that points at the user's line (the first frame outside the libraries), counting from `depth`"
+    frame, level = sys._getframe(depth), depth
+    while frame is not None and not _is_users(frame.f_code.co_filename): frame, level = frame.f_back, level + 1
+    return level if frame is not None else depth
+
+def on_finding_arg(owner:str, # who takes the knob, named in the messages: 'paranoid', 'NaNGuard', 'sanity_check', ...
+                   on_finding, # the value given as `on_finding`
+                   allowed:tuple=ON_FINDING, # the values it takes (None among them where it means "nothing said")
+                   **old, # the knob's old names as the call got them, e.g. `on_leak=on_leak` (`DEPRECATED`: not given)
+                  ):
+    "The one place that reads the knob saying what a finding does: an old name still works (its value wins), with a `DeprecationWarning` naming `on_finding`; a value not in `allowed` is a `ValueError`"
+    for name, value in old.items():
+        if name not in _OLD_KNOB_NAMES: raise TypeError(f"on_finding_arg: {name!r} is not an old name of on_finding ({_OLD_KNOB_NAMES}).")
+        if value is DEPRECATED: continue
+        warnings.warn(f"{owner}({name}=...) is deprecated: use {owner}(on_finding=...), the one knob every guard, check "
+                      f"and `paranoid()` share ('warn', 'raise' or 'log').", DeprecationWarning, stacklevel=_frames_to_user(2))
+        on_finding = value
+    if on_finding not in allowed:
+        options = ', '.join(repr(a) for a in allowed if a is not None)
+        none = " or None" if None in allowed else ''
+        raise ValueError(f"{owner}: on_finding={on_finding!r} is not one of {options}{none}.")
+    return on_finding
+
 def emit(finding, # a `Finding`, or a message (str) that becomes one with `kind` and `level`
          category:type|None=None, # its warning category (default: the finding's, or `ParanoidWarning`)
-         on_leak:str='warn', # 'warn', 'raise' or 'log'
+         on_finding:str='warn', # 'warn', 'raise' or 'log'
          error=ParanoidError, # what 'raise' raises: an exception class (called with the message) or instance
          stacklevel:int=2, # as `warnings.warn`'s, counted from the caller of `emit`
          kind:str|None=None, # for a message: its kind (default: the category's name)
@@ -157,10 +190,10 @@ def emit(finding, # a `Finding`, or a message (str) that becomes one with `kind`
          learn=None, # the Learner it was found on: its `built_at` is filled in
          guard:str='', # for a message: who found it
          claim:str='', # for a message: what it claims
+         on_leak=DEPRECATED, # the old name of `on_finding`
         )->Finding:
     "The one way a guard reports a finding: the `Finding` gets its locations, sinks record it, then it is warned, logged (rank 0 only) or raised (every rank)"
-    if on_leak not in ON_LEAK:
-        raise ValueError(f"on_leak={on_leak!r} is not one of {', '.join(map(repr, ON_LEAK))}.")
+    on_finding = on_finding_arg('emit', on_finding, on_leak=on_leak)
     if isinstance(finding, Finding):
         if category is not None and category is not finding.category: finding = replace(finding, category=category)
     else:
@@ -170,12 +203,12 @@ def emit(finding, # a `Finding`, or a message (str) that becomes one with `kind`
     if finding.found_at is None: finding = replace(finding, found_at=user_location(2))
     if finding.built_at is None and learn is not None: finding = replace(finding, built_at=built_at(learn))
     for sink in list(_finding_sinks): sink(finding)
-    if on_leak == 'raise':
+    if on_finding == 'raise':
         exc = error if isinstance(error, BaseException) else error(finding.message)
         with contextlib.suppress(AttributeError, TypeError): exc.finding = finding
         raise exc
     if _rank() != 0: return finding
-    if on_leak == 'warn':
+    if on_finding == 'warn':
         w = finding.category(str(finding))
         w.finding = finding
         warnings.warn(w, stacklevel=stacklevel + 1)
@@ -217,12 +250,28 @@ def preserve_rng(dls=None, # DataLoaders whose private generators are preserved 
     try: yield states
     finally: set_rng_states(states)
 
+def _digest64(*parts)->int:
+    "A 63-bit digest of `parts` (bytes as they are, anything else by its repr), the same in every process"
+    h = hashlib.blake2b(digest_size=8)
+    for p in parts:
+        h.update(p if isinstance(p, bytes) else repr(p).encode())
+        h.update(b'\x1f')
+    return int.from_bytes(h.digest(), 'little') >> 1
+
+def rng_digests()->dict:
+    "One 63-bit digest per global random source, by name: 'random (Python)', 'numpy.random', 'torch (CPU)' and 'torch.cuda:i' for each device once CUDA is initialized (reading it does not initialize it); the same state gives the same digest in every process"
+    version, key, gauss = random.getstate()
+    _, np_key, np_pos, np_has_gauss, np_gauss = np.random.get_state()
+    res = {'random (Python)': _digest64(array.array('Q', key).tobytes(), version, gauss),
+           'numpy.random': _digest64(np_key.tobytes(), np_pos, np_has_gauss, np_gauss),
+           'torch (CPU)': _digest64(torch.get_rng_state().numpy().tobytes())}
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        res.update({f"torch.cuda:{i}": _digest64(s.numpy().tobytes()) for i, s in enumerate(torch.cuda.get_rng_state_all())})
+    return res
+
 def rng_fingerprint(dls=None)->tuple:
-    "A hashable summary of every RNG state, to compare before and after"
-    s = get_rng_states(dls)
-    return (hash(s['random']), hash(s['numpy'][1].tobytes()), hash(s['torch'].numpy().tobytes()),
-            None if s['cuda'] is None else tuple(hash(c.numpy().tobytes()) for c in s['cuda']),
-            tuple(hash(st) for _, st in s['dataloaders']))
+    "A hashable summary of every RNG state (`rng_digests`, and each DataLoader's own generator), to compare before and after"
+    return (tuple(rng_digests().items()), tuple(hash(dl.rng.getstate()) for dl in _dataloaders_of(dls) if hasattr(dl, 'rng')))
 
 # %% ../nbs/00_core.ipynb #ea3d315a
 _LANES, _BLOCK_ROWS = 32, 2048 # 32 lanes, blocks of 2048 rows of them (65,536 elements)

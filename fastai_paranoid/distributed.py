@@ -12,13 +12,13 @@ import torch
 import torch.distributed as dist
 from torch import nn
 from torch.nn.modules.batchnorm import _BatchNorm
-from fastai.callback.core import Callback
 from fastai.torch_core import rank_distrib, num_distrib, find_bs
 # fastai.distributed is not imported here: its import adds ProgressCallback to fastai's `defaults.callbacks`
 from .compat import fastai_class, distributed_dl_type, distributed_trainer_type, unwrap_model
 from fastcore.basics import store_attr
-import fastai_paranoid.deploy # learn.export() leaves this library's callbacks out of the pickle
-from .core import ParanoidWarning, ParanoidError, CheckResult, ON_LEAK, Finding, emit, fingerprint, module_paths, preserve_rng
+from fastai.callback.core import Callback
+from .deploy import Guard
+from .core import ParanoidWarning, ParanoidError, CheckResult, DEPRECATED, Finding, emit, fingerprint, module_paths, preserve_rng, rng_digests, _digest64
 from .fresh import seed_everything
 
 # %% auto #0
@@ -48,7 +48,7 @@ def _on_cpu(trainer)->bool:
     if device is not None: return torch.device(device).type == 'cpu'
     return dist.is_initialized() and dist.get_backend() != 'nccl'
 
-class DistributedCPU(Callback):
+class DistributedCPU(Guard):
     "Make `learn.distrib_ctx(cpu=True)` train on CPU with gloo as it would on GPU: for that context only, fastai's `DistributedDL` broadcasts on the CPU; `sync_bn=True` over BatchNorm layers is refused in one line"
     order = 10 # DistributedTrainer.order - 1 (tested in test_imports): before the wrap: DDP's constructor is what refuses SyncBatchNorm on CPU
     def _trainer(self):
@@ -82,13 +82,7 @@ class DistributedCPU(Callback):
         if trainer is not None: trainer.__dict__.pop('_wrap_dl', None)
 
 # %% ../nbs/21_distributed.ipynb #25630b7e
-def _h64(*parts)->int:
-    "A 63-bit digest of `parts` (bytes as they are, anything else by its repr)"
-    h = hashlib.blake2b(digest_size=8)
-    for p in parts:
-        h.update(p if isinstance(p, bytes) else repr(p).encode())
-        h.update(b'\x1f')
-    return int.from_bytes(h.digest(), 'little') >> 1
+_h64 = _digest64 # a 63-bit digest of `parts` (bytes as they are, anything else by its repr), the same in every process
 
 _INT_OF_SIZE = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
 
@@ -261,7 +255,7 @@ class CrossRankDivergenceError(ParanoidError):
     "Ranks of one distributed run start a fit from different weights, buffers, optimizer state, hyper-parameters or data"
 
 class CrossRankWarning(ParanoidWarning):
-    "A cross-rank finding: diverged ranks (under `on_leak='warn'`), or identical random streams on several ranks"
+    "A cross-rank finding: diverged ranks (under `on_finding='warn'`), or identical random streams on several ranks"
 
 _BLOCKS = 64 # digests per narrowing round: what each rank sends stays at most 512 bytes a round, whatever the model
 
@@ -437,13 +431,9 @@ def _random_consumers(learn):
     return consumers
 
 def _rng_rows():
-    "(stream names, one digest per stream)"
-    states = [('random (Python)', _h64(random.getstate())),
-              ('numpy.random', _h64(np.random.get_state()[1].tobytes())),
-              ('torch (CPU)', _h64(torch.get_rng_state().numpy().tobytes()))]
-    if torch.cuda.is_available():
-        states += [(f"torch.cuda:{i}", _h64(s.numpy().tobytes())) for i, s in enumerate(torch.cuda.get_rng_state_all())]
-    return [n for n, _ in states], [[d] for _, d in states]
+    "(stream names, one digest per stream): `core.rng_digests`, the same in every process"
+    digests = rng_digests()
+    return list(digests), [[d] for d in digests.values()]
 
 def _rank_streams(learn, gather)->CheckResult:
     name = 'distinct random streams per rank'
@@ -488,22 +478,17 @@ def seed_rank_streams(seed:int, # the seed every rank built its Learner from
     return seed_everything(rank_seed)
 
 # %% ../nbs/21_distributed.ipynb #3baaacb3
-class CrossRankConsistency(Callback):
+class CrossRankConsistency(Guard):
     "Before each fit of a multi-process run, check every rank starts from the same state and data, with its own random streams"
     order = 10 # DistributedTrainer.order - 1 (tested in test_imports): before the DDP wrap, which would overwrite the other ranks' weights with rank 0's
-    def __init__(self, on_leak:str='raise', # a divergence: 'raise' (on every rank together), 'warn' or 'log' (on rank 0); shared streams warn or log
+    def __init__(self, on_finding:str='raise', # a divergence: 'raise' (on every rank together), 'warn' or 'log' (on rank 0); shared streams warn or log
                  streams:bool=True, # also check that the ranks' random streams differ
                  data_items:int=32, # items compared per DataLoader, after its transforms
-                 on_fail:str|None=None, # deprecated name of `on_leak`
+                 on_leak=DEPRECATED, # old name of `on_finding`
+                 on_fail=DEPRECATED, # old name of `on_finding`
                 ):
-        if on_fail is not None:
-            warnings.warn("CrossRankConsistency(on_fail=...) is deprecated: use on_leak=..., the knob every guard and "
-                          "`paranoid(on_leak=...)` share.", DeprecationWarning, stacklevel=2)
-            on_leak = on_fail
-        if on_leak not in ON_LEAK:
-            raise ValueError(f"CrossRankConsistency: on_leak={on_leak!r} is not one of 'raise', 'warn', 'log'; 'raise' stops "
-                             f"every rank together, 'warn' and 'log' report on rank 0 and let the fit run.")
-        store_attr('on_leak,streams,data_items')
+        self._set_on_finding(on_finding, on_leak=on_leak, on_fail=on_fail) # 'raise' stops every rank together, 'warn' and 'log' report on rank 0
+        store_attr('streams,data_items')
         self.results = []
     def before_fit(self):
         self.results = []
@@ -513,16 +498,16 @@ class CrossRankConsistency(Callback):
         if consistency.verdict == 'failed': # every rank reached the same verdict from the same gathered digests: all raise, or none
             if _overwritten_by_ddp(self.learn, consistency): # an unseeded init that DDP's wrap replaces with rank 0's: a note
                 emit(f"CrossRankConsistency: {consistency.message}. Fix: {consistency.fix}.", CrossRankWarning,
-                     on_leak='log', kind='init_overwritten_by_ddp', level='info', # logged, as the detector's notes are; runners show it
+                     on_finding='log', kind='init_overwritten_by_ddp', level='info', # logged, as the detector's notes are; runners show it
                      learn=self.learn, guard='CrossRankConsistency', claim='certain')
             else:
                 emit(f"CrossRankConsistency: {consistency.message}. Fix: {consistency.fix}.", CrossRankWarning,
-                     on_leak=self.on_leak, error=CrossRankDivergenceError, kind='ranks_diverge', level='error',
+                     on_finding=self.on_finding, error=CrossRankDivergenceError, kind='ranks_diverge', level='error',
                      learn=self.learn, guard='CrossRankConsistency', claim='certain')
         for res in self.results[1:]:
             if res.verdict == 'warning':
                 emit(f"CrossRankConsistency: {res.message}. Fix: {res.fix}.", CrossRankWarning,
-                     on_leak='log' if self.on_leak == 'log' else 'warn', kind='shared_rank_streams', level='warning',
+                     on_finding='log' if self.on_finding == 'log' else 'warn', kind='shared_rank_streams', level='warning',
                      learn=self.learn, guard='CrossRankConsistency', claim='certain')
 
 def _overwritten_by_ddp(learn, result)->bool:
@@ -536,7 +521,7 @@ class PaddedValidationWarning(ParanoidWarning):
     "Under DDP, `valid_loss` and the metrics fastai averages per batch count the validation items `DistributedDL` repeats"
 
 class PaddedValidationError(ParanoidError):
-    "Raised (on every rank) by `DistributedValidPadding(on_leak='raise')` when the repeated validation items change a reported value"
+    "Raised (on every rank) by `DistributedValidPadding(on_finding='raise')` when the repeated validation items change a reported value"
 
 def _avg_metrics(learn)->list:
     "The metrics of `learn` that fastai averages batch by batch (`AvgMetric`: every plain function), which count a padded item"
@@ -547,14 +532,16 @@ def _scalar(v)->float|None:
     try: return float(v.item() if hasattr(v, 'item') else v)
     except (TypeError, ValueError): return None
 
-class DistributedValidPadding(Callback):
+class DistributedValidPadding(Guard):
     "Under DDP, report by how much `valid_loss` and the `AvgMetric` metrics count the validation items `DistributedDL` repeats to give every rank as many; keeps `reported` across fits (each validation size once)"
     order = 12 # after DistributedTrainer (11), which wraps `learn.dl` in before_validate
     run_train = False
-    def __init__(self, on_leak:str='warn', # 'warn', 'log' or 'raise', as every guard
+    def __init__(self, on_finding:str='warn', # 'warn', 'log' or 'raise', as every guard
                  tol:float=1e-3, # a difference above `tol` x max(1, |value|) in a reported value is an error, below it a note
+                 on_leak=DEPRECATED, # the old name of `on_finding`
                 ):
-        store_attr()
+        self._set_on_finding(on_finding, on_leak=on_leak)
+        store_attr('tol')
         self.reported = set() # (n, n_padded) already reported for this Learner: once each
         self.padded = None # the sums over this validation's padded items, while one runs
     def before_validate(self): self.padded = None
@@ -601,7 +588,7 @@ class DistributedValidPadding(Callback):
         level = 'error' if worst > self.tol else 'info' # certain either way; an error where it changes a value past `tol`
         finding = Finding('padded_validation', level, path='learn.dls.valid (DistributedDL)', evidence=message, fix=fix,
                           guard='DistributedValidPadding', claim='certain', category=PaddedValidationWarning)
-        emit(finding, on_leak=self.on_leak if level == 'error' else 'log', error=PaddedValidationError, learn=self.learn)
+        emit(finding, on_finding=self.on_finding if level == 'error' else 'log', error=PaddedValidationError, learn=self.learn)
 
 # %% ../nbs/21_distributed.ipynb #e49d72a2
 def _free_port()->int:

@@ -10,7 +10,7 @@ import torch
 from torch.utils.data import TensorDataset
 from sklearn.model_selection import KFold, StratifiedKFold
 from fastai.learner import Learner
-from .core import ParanoidWarning, ParanoidError, emit
+from .core import ParanoidWarning, ParanoidError, ON_FINDING, DEPRECATED, emit, on_finding_arg
 from .fresh import fresh_learner
 
 # %% auto #0
@@ -21,7 +21,7 @@ class FoldWarning(ParanoidWarning):
     "A fold whose DataLoaders break the split: validation items that are also training items, or a validation set that is not the fold's"
 
 class FoldLeakError(ParanoidError):
-    "Raised instead of `FoldWarning` when `on_overlap='raise'`"
+    "Raised instead of `FoldWarning` when `on_finding='raise'`"
 
 def _as_labels(labels_or_n):
     "(n_items, labels or None) from a count or a sequence of labels"
@@ -79,7 +79,7 @@ def shared_items(dls, # fastai DataLoaders (its `train_ds` and `valid_ds` are co
     return np.array([i for i, k in enumerate(_item_keys(dls.valid_ds)) if k in train_keys], dtype=np.int64)
 
 # %% ../nbs/04_folds.ipynb #1f29aad9
-def _check_fold(learn, fold, valid_idx, on_overlap):
+def _check_fold(learn, fold, valid_idx, on_finding):
     "Warn (or raise) when the fold's DataLoaders break its split"
     n_valid = len(learn.dls.valid_ds)
     if n_valid != len(valid_idx):
@@ -87,13 +87,13 @@ def _check_fold(learn, fold, valid_idx, on_overlap):
              f"{len(valid_idx)} validation indices, so it is not this fold's validation set. Build it from "
              f"valid_idx exactly: no other data, no oversampling on the validation side.", FoldWarning, stacklevel=3,
              kind="fold_valid_size", level="error", learn=learn, guard="kfold_learners", claim="certain")
-    if on_overlap == 'ignore': return
+    if on_finding is None: return
     shared = shared_items(learn.dls)
     if not len(shared): return
     msg = (f"fold {fold}: {len(shared)} of {n_valid} validation items ({len(shared) / n_valid:.0%}) have the same raw input as "
            f"a training item (first at valid position {shared[0]}); validation scores memorised copies, not new data. Split first, "
            f"then oversample or augment inside dls_fn, on the fold's training indices only.")
-    emit(msg, FoldWarning, on_leak='raise' if on_overlap == 'raise' else 'warn', error=FoldLeakError, stacklevel=3,
+    emit(msg, FoldWarning, on_finding=on_finding, error=FoldLeakError, stacklevel=3,
          kind='fold_overlap', level='error', learn=learn, guard='kfold_learners', claim='certain')
 
 def kfold_learners(labels_or_n, # labels (stratified split) or the number of items (plain k-fold)
@@ -102,12 +102,12 @@ def kfold_learners(labels_or_n, # labels (stratified split) or the number of ite
                    n_splits:int=5, # number of folds
                    stratified:bool|None=None, # default: stratified when labels are given
                    seed:int=0, # seed of the split and of every fold's Learner
-                   on_overlap:str='warn', # items on both sides of a fold: 'warn' (FoldWarning), 'raise' (FoldLeakError) or 'ignore'
+                   on_finding:str|None='warn', # items on both sides of a fold: 'warn' (FoldWarning), 'raise' (FoldLeakError), 'log', or None (not looked for)
+                   on_overlap=DEPRECATED, # the old name of `on_finding` ('ignore' is None)
                    **kwargs, # passed to `fresh_learner` (loss_func, metrics, cbs, learner, ...)
                   ):
     "Yield `(fold, learn)`: a fresh, seeded Learner per fold, its DataLoaders built by `dls_fn` from the fold's indices"
-    if on_overlap not in ('warn', 'raise', 'ignore'):
-        raise ValueError(f"kfold_learners: on_overlap={on_overlap!r}; use 'warn', 'raise' or 'ignore'.")
+    on_finding = on_finding_arg('kfold_learners', on_finding, ON_FINDING + (None,), on_overlap=None if on_overlap == 'ignore' else on_overlap)
     if not callable(dls_fn) or isinstance(dls_fn, torch.nn.Module):
         raise TypeError(f"kfold_learners: dls_fn must be a function of (train_idx, valid_idx) that builds the fold's "
                         f"DataLoaders, got {type(dls_fn).__name__}.")
@@ -121,5 +121,5 @@ def kfold_learners(labels_or_n, # labels (stratified split) or the number of ite
     for fold, (train_idx, valid_idx) in enumerate(splits):
         learn = fresh_learner(lambda: dls_fn(train_idx, valid_idx), model_fn, seed=seed, **kwargs)
         learn.paranoid_fold = {'fold': fold, 'n_splits': n_splits, 'train_idx': train_idx, 'valid_idx': valid_idx}
-        _check_fold(learn, fold, valid_idx, on_overlap)
+        _check_fold(learn, fold, valid_idx, on_finding)
         yield fold, learn

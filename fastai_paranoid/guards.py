@@ -12,8 +12,8 @@ from torch import nn
 from torch.nn.modules.dropout import _DropoutNd
 from fastai.callback.core import Callback, CancelFitException
 from fastcore.basics import store_attr
-from .core import ParanoidError, ParanoidWarning, ResultTable, module_paths, emit
-import fastai_paranoid.deploy # learn.export() leaves this library's callbacks out of the pickle
+from .core import ParanoidError, ParanoidWarning, ResultTable, module_paths, emit, rng_digests
+from .deploy import Guard
 
 
 # %% auto #0
@@ -32,7 +32,7 @@ def _isfinite_all(t:torch.Tensor)->torch.Tensor:
     acc = torch.float32 if t.dtype == torch.float16 else torch.float64 # bfloat16 has float32's range
     return torch.isfinite(t.sum(dtype=acc))
 
-class NaNGuard(Callback):
+class NaNGuard(Guard):
     "Stop at the first non-finite loss or gradient and say where: epoch, batch, and the first module whose output went non-finite. Flags and losses stay on the device between reads (no host sync per batch on GPU); `losses` holds the training loss of every step up to the stop, `plot()` shows it"
     order = -9 # before the Recorder and the optimizer step, like fastai's TerminateOnNaNCallback
     @property
@@ -144,7 +144,7 @@ class NaNGuard(Callback):
                           parameter=self.param_names[param_idx] if param_idx >= 0 else None)
         self.bad_step = n_train if phase == 'training' else None # its index in `losses` (None: a validation batch)
         self.remove()
-        emit(self._message(), NonFiniteWarning, on_leak='raise' if self.raise_error else 'warn', error=NonFiniteError,
+        emit(self._message(), NonFiniteWarning, on_finding='raise' if self.raise_error else 'warn', error=NonFiniteError,
              kind='non_finite', level='error', learn=self.learn, guard=type(self).__name__, claim='certain')
         raise CancelFitException()
 
@@ -200,14 +200,17 @@ class RNGDrawWarning(ParanoidWarning):
 
 _SOURCES = ('torch', 'cuda', 'numpy', 'python')
 
-def _rng_snapshot()->tuple:
-    "Cheap hashes of the global RNG states, one per source in `_SOURCES`"
-    np_state = np.random.get_state()
-    return (hash(torch.get_rng_state().numpy().tobytes()),
-            hash(tuple(s.numpy().tobytes() for s in torch.cuda.get_rng_state_all())) if torch.cuda.is_available() and torch.cuda.is_initialized() else None,
-            hash((np_state[1].tobytes(), np_state[2])), hash(random.getstate()))
+def _source(name:str)->str:
+    "The short name a report gives a source of `core.rng_digests` (every CUDA device is 'cuda')"
+    return {'torch (CPU)': 'torch', 'numpy.random': 'numpy', 'random (Python)': 'python'}.get(name, 'cuda')
 
-def _changed(before, after)->tuple: return tuple(n for n, a, b in zip(_SOURCES, before, after) if a != b)
+def _rng_snapshot()->dict:
+    "The global RNG states' digests (`core.rng_digests`), by source in `_SOURCES` (CUDA's only once it is initialized)"
+    res = {}
+    for name, digest in rng_digests().items(): res.setdefault(_source(name), []).append(digest)
+    return res
+
+def _changed(before, after)->tuple: return tuple(n for n in _SOURCES if before.get(n) != after.get(n))
 
 # what happens between two consecutive audit points (the event that closes the span -> its name)
 _SPANS = {'before_batch': 'data pipeline and before_batch callbacks', 'after_pred': 'forward',
@@ -215,7 +218,7 @@ _SPANS = {'before_batch': 'data pipeline and before_batch callbacks', 'after_pre
           'after_batch': 'after_step and after_batch callbacks', 'after_train': 'end of the training loop',
           'after_validate': 'end of the validation loop'}
 
-class RNGAudit(Callback):
+class RNGAudit(Guard):
     "Record which events and modules draw from the global RNGs (torch CPU and CUDA, NumPy, Python): expected draws (shuffling, dropout in train mode) are listed, stray ones warn with their epoch and module. Costs a few hashes per module per batch, only while attached"
     order = 100 # last in every event: what the other callbacks draw falls in the span they run in
     def __init__(self,

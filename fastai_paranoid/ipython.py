@@ -17,11 +17,11 @@ __all__ = ['ParanoidExtension', 'load_ipython_extension', 'unload_ipython_extens
 class ParanoidExtension:
     "What `%load_ext fastai_paranoid` installs: `paranoid()` on, and after each cell the findings of that cell"
     def __init__(self, shell, # the IPython shell
-                 on_leak:str='warn', # passed to `paranoid()`
+                 on_finding:str='warn', # passed to `paranoid()`
                 ):
         self.shell = shell
         self._stack = contextlib.ExitStack()
-        self.paranoid = self._stack.enter_context(paranoid(on_leak=on_leak))
+        self.paranoid = self._stack.enter_context(paranoid(on_finding=on_finding))
         self._stack.enter_context(finding_sink(self._record))
         self._show = warnings.showwarning
         warnings.showwarning = self._showwarning

@@ -14,11 +14,11 @@ from fastcore.basics import store_attr
 from fastai.callback.core import Callback
 from fastai.callback.hook import HookCallback
 from fastai.torch_core import rank_distrib, num_distrib
-import fastai_paranoid.deploy # learn.export() leaves this library's callbacks out of the pickle
+from .deploy import Guard
 # Not imported here: fastai.callback.schedule, .tracker, .progress and fastai.distributed, whose import adds ProgressCallback
 # to fastai's `defaults.callbacks`; `compat.fastai_class` reads their classes once the user imported them
 from .compat import fastai_class, is_lr_find, running_learner, unwrap_model, unwrap_dl
-from .core import ParanoidWarning, ParanoidError, ON_LEAK, LEVELS, Finding, fingerprint, module_paths, ResultTable, emit, \
+from .core import ParanoidWarning, ParanoidError, DEPRECATED, LEVELS, Finding, fingerprint, module_paths, ResultTable, emit, \
     user_location, note_built, built_at
 
 # %% auto #0
@@ -30,7 +30,7 @@ class StateLeakWarning(ParanoidWarning):
     "State carried from one run into another, or changed where no run should change it"
 
 class StateLeakError(ParanoidError):
-    "Raised by `StateLeakDetector(on_leak='raise')`; `.findings` holds what it found"
+    "Raised by `StateLeakDetector(on_finding='raise')`; `.findings` holds what it found"
     def __init__(self, message, findings=()):
         super().__init__(message)
         self.findings = list(findings)
@@ -371,21 +371,24 @@ def _check_at(event:str, # 'before_fit' (each real fit), 'before_validate' (each
     return _inner
 
 # %% ../nbs/20_leaks.ipynb #85c3f054
-class StateLeakDetector(Callback):
+class StateLeakDetector(Guard):
     "Fingerprint state at the boundaries of each fit and across Learners; report what carries from one run into another"
     order, run_train = 100, False # after fastai's own callbacks (Recorder, LRFinder, SaveModelCallback); no work on training batches
-    default_on_leak = 'warn' # what `on_leak=None` means: set it on the class when Learners instantiate the detector themselves
+    default_on_finding = 'warn' # what `on_finding=None` means: set it on the class when Learners instantiate the detector themselves
+    default_on_leak = None # the old name of `default_on_finding` (deprecated: set, it still wins, and warns)
     _stateattrs = ('_rt',)
 
     def __init__(self,
-                 on_leak:str|None=None, # 'warn': a `StateLeakWarning` per finding; 'raise': a `StateLeakError`; 'log': record and log only (None: `default_on_leak`)
+                 on_finding:str|None=None, # 'warn': a `StateLeakWarning` per finding; 'raise': a `StateLeakError`; 'log': record and log only (None: `default_on_finding`)
                  min_constant_epochs:int=3, # a metric identical over this many epochs of one fit, while the loss moves, is reported
+                 on_leak=DEPRECATED, # the old name of `on_finding`
                 ):
-        if on_leak is None: on_leak = type(self).default_on_leak
-        if on_leak not in ON_LEAK:
-            raise ValueError(f"StateLeakDetector: on_leak={on_leak!r} is not one of {ON_LEAK}; "
-                             f"use 'warn' (default), 'raise' to stop at the first leak, or 'log' to only record findings.")
-        store_attr()
+        if on_finding is None and type(self).default_on_leak is not None:
+            warnings.warn("StateLeakDetector.default_on_leak is deprecated: set StateLeakDetector.default_on_finding.", DeprecationWarning, stacklevel=2)
+            on_finding = type(self).default_on_leak
+        if on_finding is None: on_finding = type(self).default_on_finding
+        store_attr('min_constant_epochs')
+        self._set_on_finding(on_finding, on_leak=on_leak)
         self.findings = []
         self._init_state()
 
@@ -432,7 +435,7 @@ class StateLeakDetector(Callback):
         rec.in_fit, rec.epoch_values, rec.lr_find = True, [], is_lr_find(self.learn)
         _run_checks(self, rec, _CHECKS_AT['before_fit'] + [_frozen_snapshot])
         rec.started = True
-        _emit(self) # with on_leak='raise', the run stops here and is not remembered as a use of the model
+        _emit(self) # with on_finding='raise', the run stops here and is not remembered as a use of the model
         _run_checks(self, rec, [_remember])
 
     def before_validate(self):
@@ -486,11 +489,11 @@ def _emit(det):
     for f in pending:
         if f.severity == 'info' and rank0: _logger.info(str(f))
     if not loud: return
-    if det.on_leak == 'raise': # on every rank, so that no rank waits in a collective for one that stopped
+    if det.on_finding == 'raise': # on every rank, so that no rank waits in a collective for one that stopped
         det._rt.remove_probe()
         msg = str(loud[0]) if len(loud) == 1 else f"{len(loud)} state leaks:\n" + '\n'.join(map(str, loud))
-        emit(loud[0], on_leak='raise', error=StateLeakError(msg, loud))
-    for f in loud: emit(f, on_leak=det.on_leak, stacklevel=2) # `emit` warns or logs on rank 0 only
+        emit(loud[0], on_finding='raise', error=StateLeakError(msg, loud))
+    for f in loud: emit(f, on_finding=det.on_finding, stacklevel=2) # `emit` warns or logs on rank 0 only
 
 # %% ../nbs/20_leaks.ipynb #3d9a7b51
 def _note_dls(det, rec):

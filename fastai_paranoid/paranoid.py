@@ -7,7 +7,8 @@ from __future__ import annotations
 import inspect, weakref
 from fastcore.basics import store_attr
 from fastai.callback.core import Callback, defaults
-from .core import get_rng_states, set_rng_states, note_built
+from .core import DEPRECATED, get_rng_states, set_rng_states, note_built, on_finding_arg
+from .deploy import Guard
 from .compat import is_lr_find
 from .leaks import StateLeakDetector
 from .distributed import CrossRankConsistency, DistributedCPU, DistributedValidPadding
@@ -20,7 +21,7 @@ __all__ = ['PARANOID_GUARDS', 'PreserveLRFindRNG', 'PreserveLRFindGrads', 'Paran
            'lock_paranoid']
 
 # %% ../nbs/23_paranoid.ipynb #1817f4de
-class PreserveLRFindRNG(Callback):
+class PreserveLRFindRNG(Guard):
     "Make `lr_find` (any fit run with fastai's `LRFinder`) leave every RNG, each DataLoader's own included, as it found it"
     order = -100 # first in `before_fit`, before anything of the probe draws
     def __init__(self, probes:tuple|None=None): # callback classes whose fits are probes that must not draw (None: fastai's LRFinder)
@@ -34,7 +35,7 @@ class PreserveLRFindRNG(Callback):
         set_rng_states(states)
 
 # %% ../nbs/23_paranoid.ipynb #7d09a5d8
-class PreserveLRFindGrads(Callback):
+class PreserveLRFindGrads(Guard):
     "Make `lr_find` (any fit run with fastai's `LRFinder`) leave every parameter's `.grad` as it found it (None stays None)"
     # fastai's `LRFinder` zeroes the gradients it made and keeps them; its optimizer steps every parameter whose `.grad` is
     # not None, so after `lr_find(); fine_tune()` weight decay moves the "frozen" trunk of a Learner built unfrozen.
@@ -54,11 +55,11 @@ class PreserveLRFindGrads(Callback):
 PARANOID_GUARDS = [StateLeakDetector, PreserveLRFindRNG, PreserveLRFindGrads, CrossRankConsistency, DistributedCPU, SplitFingerprint,
                    EmptyFreezeGuard, DistributedValidPadding]
 
-_settings = {'on': False, 'guards': [], 'on_leak': 'warn'}
-_added = weakref.WeakKeyDictionary() # Learner -> weak references to the guards paranoid() gave it (a strong one would keep the Learner alive)
+_settings = {'on': False, 'guards': [], 'on_finding': 'warn'}
+_added = weakref.WeakKeyDictionary() # Learner -> weak references to the guards paranoid() gave it (a strong one would keep the Learner alive): not a type test but the record of which instances paranoid(False) removes (not those the user added), and which the checks' copies leave out (a class given to `guards=` need not be a `Guard`)
 _locks = [] # the open `lock_paranoid` blocks, innermost last (see below)
 
-class ParanoidInstaller(Callback):
+class ParanoidInstaller(Guard):
     "Give each new Learner the guards `paranoid()` was called with, then leave it"
     order = -1000
     def after_create(self):
@@ -67,8 +68,10 @@ class ParanoidInstaller(Callback):
         added = []
         for guard_cls in _settings['guards']:
             if any(isinstance(cb, guard_cls) for cb in learn.cbs): continue
-            takes_on_leak = 'on_leak' in inspect.signature(guard_cls).parameters
-            guard = guard_cls(on_leak=_settings['on_leak']) if takes_on_leak else guard_cls()
+            takes = inspect.signature(guard_cls).parameters
+            if 'on_finding' in takes: guard = guard_cls(on_finding=_settings['on_finding'])
+            elif 'on_leak' in takes: guard = guard_cls(on_leak=_settings['on_finding']) # a guard class of the user's, written for the knob's old name
+            else: guard = guard_cls()
             learn.add_cb(guard)
             guard('after_create')
             added.append(guard)
@@ -83,8 +86,8 @@ def _check_guards(guards):
                             f"(`{type(g).__name__}`), not an instance: one instance shared by many Learners is itself a state leak.")
     return guards
 
-def _apply(on, guards, on_leak):
-    _settings.update(on=on, guards=guards, on_leak=on_leak)
+def _apply(on, guards, on_finding):
+    _settings.update(on=on, guards=guards, on_finding=on_finding)
     if on:
         if ParanoidInstaller not in defaults.callbacks: defaults.callbacks.append(ParanoidInstaller)
         return
@@ -98,30 +101,30 @@ def _apply(on, guards, on_leak):
 class paranoid:
     "Install (`on=True`) or remove (`on=False`) the guards of every Learner created from now on; as a context manager, restore the previous state on exit"
     def __init__(self, on:bool=True, # install (True) or remove (False)
-                 on_leak:str='warn', # passed to guards that take it: 'warn', 'raise' or 'log'
+                 on_finding:str='warn', # passed to guards that take it: 'warn', 'raise' or 'log'
                  guards:list|None=None, # guard classes (default: `PARANOID_GUARDS`)
+                 on_leak=DEPRECATED, # the old name of `on_finding`
                 ):
         if not isinstance(on, bool):
             raise TypeError(f"paranoid: `on` must be True or False, got {on!r}; call `paranoid()` to install, `paranoid(False)` to remove.")
-        if on_leak not in ('warn', 'raise', 'log'):
-            raise ValueError(f"paranoid: on_leak={on_leak!r} is not one of 'warn', 'raise', 'log'.")
+        on_finding = on_finding_arg('paranoid', on_finding, on_leak=on_leak)
         self.previous = dict(_settings)
-        self.on, self.on_leak = on, on_leak
+        self.on, self.on_finding = on, on_finding
         self.guards = _check_guards(PARANOID_GUARDS if guards is None else guards) if on else []
         self.refused = None # under `lock_paranoid`: what of this call was refused, and where it came from
-        if _locks: self.on, self.guards, self.on_leak, self.refused = _hold(self.on, self.guards, self.on_leak, _caller())
-        _apply(self.on, self.guards, self.on_leak)
+        if _locks: self.on, self.guards, self.on_finding, self.refused = _hold(self.on, self.guards, self.on_finding, _caller())
+        _apply(self.on, self.guards, self.on_finding)
     def __enter__(self): return self
     def __exit__(self, *exc):
         prev = self.previous
-        on, guards, on_leak = prev['on'], prev['guards'], prev['on_leak']
-        if _locks: on, guards, on_leak, _ = _hold(on, guards, on_leak, where=None)
-        _apply(on, guards, on_leak)
+        on, guards, on_finding = prev['on'], prev['guards'], prev['on_finding']
+        if _locks: on, guards, on_finding, _ = _hold(on, guards, on_finding, where=None)
+        _apply(on, guards, on_finding)
     def __repr__(self):
         if not self.on: return "paranoid: off"
         names = ', '.join(g.__name__ for g in self.guards)
         held = f"; {self.refused}" if self.refused else ""
-        return f"paranoid: on ({names}; on_leak={self.on_leak!r}){held}"
+        return f"paranoid: on ({names}; on_finding={self.on_finding!r}){held}"
 
 def is_paranoid()->bool:
     "Is `paranoid()` installing guards into new Learners?"
@@ -155,18 +158,18 @@ def _caller(depth:int=2)->str:
         if not rel.startswith('..'): filename = rel
     return f"{filename}:{frame.f_lineno}"
 
-def _hold(on, guards, on_leak, where):
+def _hold(on, guards, on_finding, where):
     "The settings asked for, raised to what the innermost lock holds on; and what was refused (recorded in every open lock when `where` is given)"
     lock = _locks[-1]
     floor = lock.floor
-    if not floor['on']: return on, guards, on_leak, None
+    if not floor['on']: return on, guards, on_finding, None
     asked = list(guards) if on else []
     dropped = [g for g in floor['guards'] if g not in asked]
     held = list(floor['guards']) + [g for g in asked if g not in floor['guards']]
-    if on and not dropped: return True, held, floor['on_leak'], None
+    if on and not dropped: return True, held, floor['on_finding'], None
     what = "paranoid(False)" if not on else f"paranoid(guards=[{', '.join(g.__name__ for g in asked)}])"
     kept = '' if not on else f" ({', '.join(g.__name__ for g in dropped)} kept)"
     refused = f"{what} refused: {lock.by} keeps its guards on{kept}"
     if where is not None:
         for l in _locks: l.refused.append(f"{what} at {where} refused: {l.by} keeps its guards on{kept}")
-    return True, held, floor['on_leak'], refused
+    return True, held, floor['on_finding'], refused

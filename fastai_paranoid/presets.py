@@ -7,9 +7,9 @@ from __future__ import annotations
 import torch
 from torch import nn
 from fastai.learner import Learner
-from fastai.callback.core import Callback
 from fastcore.basics import store_attr, patch
-import fastai_paranoid.deploy # learn.export() leaves this library's callbacks out of the pickle
+from fastai.callback.core import Callback
+from .deploy import Guard
 from .bn import FreezeBNStats
 
 # %% auto #0
@@ -64,8 +64,9 @@ class TrunkHeadSplitter:
         return [list(trunk.parameters()), list(head.parameters())]
 
 # %% ../nbs/11_presets.ipynb #bb8da778
-class FrozenTrunk(Callback):
+class FrozenTrunk(Guard):
     "Linear probe guard: at every fit, the trunk's parameters get no gradient, no optimizer state and no step"
+    changes_the_fit = True # its job: the sanity checks' copies keep it
     order = -5 # before FreezeBNStats (100) resolves the frozen part
     def __init__(self, split=None): # as in `trunk_and_head`
         store_attr()
@@ -78,8 +79,9 @@ class FrozenTrunk(Callback):
             if opt is not None and p in opt.state: opt.state[p] = {}
 
 # %% ../nbs/11_presets.ipynb #4301b73a
-class HoldLRRatio(Callback):
+class HoldLRRatio(Guard):
     "Discriminative rates guard: every parameter group but the head's trains at the head's rate / `ratio`"
+    changes_the_fit = True # its job: the sanity checks' copies keep it
     order = 61 # after ParamScheduler (60)
     def __init__(self, ratio:float=10.): # head rate / trunk rate
         store_attr()

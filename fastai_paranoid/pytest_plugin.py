@@ -55,7 +55,7 @@ class ParanoidSession:
         from fastai_paranoid.paranoid import PARANOID_GUARDS
         from fastai_paranoid.checkrun import check_guards # the guards fastai-paranoid check adds: sanity checks before a first fit, NaN stop
         guards = PARANOID_GUARDS + check_guards(config.getoption('paranoid_sanity', True), config.getoption('paranoid_sanity_budget', None))
-        self._session.enter_context(paranoid(on_leak='warn', guards=guards))
+        self._session.enter_context(paranoid(on_finding='warn', guards=guards))
         self.refused = self._session.enter_context(lock_paranoid(self.by)) # every refusal of the session, in order
 
     def pytest_unconfigure(self, config):

@@ -234,7 +234,7 @@ def check_file(path, # a script or notebook
                args=(), # a script's command-line arguments
                skip_flags:list|None=None, # notebook cells with these flags are left out (default: the project's `tst_flags`)
                force_flags:list=(), # ... unless they also carry one of these (`--flags`)
-               on_leak:str='warn', # passed to `paranoid()`
+               on_finding:str='warn', # passed to `paranoid()`
                guards:list|None=None, # passed to `paranoid()` (default: `PARANOID_GUARDS + check_guards(sanity, sanity_budget)`)
                verbose:bool=False, # let the file's output through as it runs
                cell_timeout:int|None=None, # seconds a notebook cell may run (default: the project's `cell_timeout`)
@@ -256,7 +256,7 @@ def check_file(path, # a script or notebook
         if not verbose: # captured, as nbdev-test captures a notebook's output; kept for the report if the file fails
             stack.enter_context(contextlib.redirect_stdout(out))
             stack.enter_context(contextlib.redirect_stderr(out))
-        stack.enter_context(paranoid(on_leak=on_leak, guards=guards))
+        stack.enter_context(paranoid(on_finding=on_finding, guards=guards))
         found = stack.enter_context(collect_findings(fail_on=fail_on))
         try:
             if path.suffix == '.ipynb':
@@ -525,7 +525,7 @@ def check_paths(paths:list, # scripts, notebooks and folders of them
                 args=(), # command-line arguments of the script (one script only)
                 flags:list=(), # nbdev test flags whose cells run anyway, as `nbdev-test --flags`
                 n_workers:int|None=None, # files checked at once (default: min(CPUs, 8), as nbdev-test)
-                on_leak:str='warn', # passed to `paranoid()`
+                on_finding:str='warn', # passed to `paranoid()`
                 guards:list|None=None, # passed to `paranoid()` (default: `PARANOID_GUARDS + check_guards(sanity, sanity_budget)`)
                 verbose:bool=False, # let the files' output through as they run
                 cell_timeout:int|None=None, # seconds a notebook cell may run (default: the project's `cell_timeout`)
@@ -555,7 +555,7 @@ def check_paths(paths:list, # scripts, notebooks and folders of them
         done.append(r)
         if len(todo) > 1: _say(f"[{len(done)}/{len(todo)}] {r.path}: {r.status} ({r.seconds:.1f} s)")
     start = time.perf_counter()
-    kwargs = dict(force_flags=list(flags), on_leak=on_leak, guards=guards, verbose=verbose, cell_timeout=cell_timeout,
+    kwargs = dict(force_flags=list(flags), on_finding=on_finding, guards=guards, verbose=verbose, cell_timeout=cell_timeout,
                   sanity=sanity, sanity_budget=sanity_budget, fail_on=fail_on)
     names = {str(f): ' '.join([str(f), *args]) for f in todo}
     report = dict(format=format, fail_on=fail_on, names=names)

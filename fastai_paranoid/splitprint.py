@@ -10,10 +10,10 @@ import numpy as np
 import torch
 from fastcore.basics import store_attr
 from fastai.learner import Learner
-from fastai.callback.core import Callback
 from fastai.torch_core import rank_distrib
-import fastai_paranoid.deploy # learn.export() leaves this library's callbacks out of the pickle
-from .core import ParanoidWarning, CheckResult, ON_LEAK, emit
+from fastai.callback.core import Callback
+from .deploy import Guard
+from .core import ParanoidWarning, CheckResult, DEPRECATED, emit
 from .compat import fastai_class, is_lr_find
 
 _logger = logging.getLogger('fastai_paranoid.splitprint')
@@ -193,14 +193,15 @@ def check_split_overlap(learn, # the Learner whose validation set is judged
     return _judge(learn, weights, read_split_print(weights))[0]
 
 # %% ../nbs/22_splitprint.ipynb #f2b0ca72
-class SplitFingerprint(Callback):
+class SplitFingerprint(Guard):
     "Under `paranoid()`: `learn.save` writes the training split's fingerprint beside the weights; `learn.load` reports validation items the weights were trained on"
     # Learner.save and Learner.load fire no event: the first SplitFingerprint wraps them (see `_install`); the wrappers act
     # only for a Learner that holds one, and fastai's methods are given back when the last guard leaves its Learner
     # (`paranoid(False)` removes them: `remove_cb` sets `cb.learn = None`) with paranoid() off.
-    def __init__(self, on_leak:str='warn'): # 'warn', 'raise' or 'log', as `paranoid(on_leak=...)`
-        if on_leak not in ON_LEAK: raise ValueError(f"SplitFingerprint: on_leak={on_leak!r} is not one of {', '.join(map(repr, ON_LEAK))}.")
-        store_attr()
+    def __init__(self, on_finding:str='warn', # 'warn', 'raise' or 'log', as `paranoid(on_finding=...)`
+                 on_leak=DEPRECATED, # the old name of `on_finding`
+                ):
+        self._set_on_finding(on_finding, on_leak=on_leak)
     def after_create(self):
         _live.add(self)
         _install()
@@ -269,7 +270,7 @@ def _load(self, file, device=None, **kwargs):
         return res
     evidence = ', '.join(f"{k}={v:.3g}" if isinstance(v, float) else f"{k}={v}" for k, v in result.measured.items())
     emit(f"learn.load({str(file)!r}): {result.message} Evidence: {evidence} ({result.claim}). Fix: {result.fix}.",
-         SplitOverlapWarning, on_leak=guard.on_leak, stacklevel=2, kind='split_overlap', level=result.level or 'error',
+         SplitOverlapWarning, on_finding=guard.on_finding, stacklevel=2, kind='split_overlap', level=result.level or 'error',
          learn=self, guard='SplitFingerprint', claim=result.claim)
     return res
 

@@ -1,4 +1,4 @@
-"Scenario matrix for fastai_paranoid.checks: each check both ways, each check leaves the Learner as it found it, the runner's on_fail modes."
+"Scenario matrix for fastai_paranoid.checks: each check both ways, each check leaves the Learner as it found it, the runner's on_finding modes."
 import math, time, warnings
 from functools import partial
 import numpy as np
@@ -62,7 +62,7 @@ def test_check_leaves_learner_unchanged(check):
 def test_runner_leaves_learner_unchanged():
     learn = trained_frozen_learner()
     before = snapshot(learn)
-    report = learn.sanity_check(checks=MODEL_CHECKS, on_fail=None, progress=False)
+    report = learn.sanity_check(checks=MODEL_CHECKS, on_finding=None, progress=False)
     assert len(report) == len(MODEL_CHECKS)
     assert snapshot(learn) == before
     # and the next fit is the one the user would have had without the checks
@@ -179,28 +179,28 @@ def test_overfit_reports_accuracy_not_judges_it():
 @pytest.fixture(scope='module')
 def buggy_learner(): return fresh_learner(digits_dls, partial(digits_cnn, buggy=True), loss_func=CrossEntropyLossFlat(), lr=3e-3)
 
-def test_on_fail_warn(buggy_learner):
+def test_on_finding_warn(buggy_learner):
     with pytest.warns(SanityCheckWarning, match='check_overfit_one_batch failed'):
         report = buggy_learner.sanity_check(checks=MODEL_CHECKS, progress=False)
     assert not report.ok and {r.name for r in report.failed} == {'check_loss_activation', 'check_overfit_one_batch'}
     assert issubclass(SanityCheckWarning, ParanoidWarning)
 
-def test_on_fail_raise(buggy_learner):
+def test_on_finding_raise(buggy_learner):
     with pytest.raises(SanityCheckError, match='2 of 5 sanity checks failed') as e:
-        buggy_learner.sanity_check(checks=MODEL_CHECKS, on_fail='raise', progress=False)
+        buggy_learner.sanity_check(checks=MODEL_CHECKS, on_finding='raise', progress=False)
     assert isinstance(e.value, ParanoidError) and len(e.value.report.failed) == 2
 
-def test_on_fail_none(buggy_learner):
+def test_on_finding_none(buggy_learner):
     with warnings.catch_warnings():
         warnings.simplefilter('error')
-        report = buggy_learner.sanity_check(checks=MODEL_CHECKS, on_fail=None, progress=False)
+        report = buggy_learner.sanity_check(checks=MODEL_CHECKS, on_finding=None, progress=False)
     assert len(report.failed) == 2
     assert 'Sanity check: 2 passed, 2 failed, 1 skipped (' in str(report) and 'of a 60 s budget' in str(report)
 
 def test_crashing_check_is_reported(buggy_learner):
     def check_broken(learn): return 1 / 0
     def check_wrong_type(learn): return 'fine'
-    report = buggy_learner.sanity_check(checks=[check_broken, check_wrong_type, check_loss_at_init], on_fail=None, progress=False)
+    report = buggy_learner.sanity_check(checks=[check_broken, check_wrong_type, check_loss_at_init], on_finding=None, progress=False)
     assert [r.verdict for r in report] == ['error', 'error', 'passed']
     assert report.errors == report.results[:2] and not report.failed and report.ok
     assert 'ZeroDivisionError' in report['check_broken'].message and 'ZeroDivisionError' in report.tracebacks['check_broken']
@@ -212,7 +212,7 @@ def test_registered_order():
     assert mine == MODEL_CHECKS
 
 def test_bad_arguments(buggy_learner):
-    with pytest.raises(ValueError, match="use 'warn', 'raise' or None"): buggy_learner.sanity_check(on_fail='warning')
+    with pytest.raises(ValueError, match="not one of 'warn', 'raise', 'log' or None"): buggy_learner.sanity_check(on_finding='warning')
     with pytest.raises(ValueError, match='no registered check'): buggy_learner.sanity_check(checks=['check_everything'])
     with pytest.raises(TypeError, match='not a check function'): buggy_learner.sanity_check(checks=[42])
     with pytest.raises(ValueError, match='will not run'): buggy_learner.sanity_check(checks=[check_lr], settings={'check_frozen': {}})
@@ -227,7 +227,7 @@ def test_vision_learner_frozen_body(train_bn, cbs, verdict):
                           pretrained=False, n_out=4, loss_func=CrossEntropyLossFlat(), train_bn=train_bn, cbs=cbs)
     learn.freeze()
     before = snapshot(learn)
-    report = learn.sanity_check(checks=[check_loss_at_init, check_loss_activation, check_frozen], on_fail=None, progress=False)
+    report = learn.sanity_check(checks=[check_loss_at_init, check_loss_activation, check_frozen], on_finding=None, progress=False)
     # measured in eval mode, fastai's Kaiming-initialized head (BatchNorm1d, Dropout) starts near ln(C)
     assert report[0].verdict == 'passed' and report[1].verdict == 'passed', report
     assert report[2].verdict == verdict, report
@@ -240,7 +240,7 @@ def test_built_optimizer_is_refused_not_stepped():
     learn = _frozen()
     learn.opt_func = OptimWrapper(opt=torch.optim.SGD(learn.model.parameters(), lr=0.1))
     before = snapshot(learn)
-    report = learn.sanity_check(checks=[check_overfit_one_batch, check_lr, check_frozen], on_fail=None, progress=False)
+    report = learn.sanity_check(checks=[check_overfit_one_batch, check_lr, check_frozen], on_finding=None, progress=False)
     assert [r.verdict for r in report] == ['error'] * 3
     assert all('already built' in r.message for r in report)
     assert snapshot(learn) == before
@@ -262,7 +262,7 @@ def test_tabular_learner_two_inputs():
     from fastai.tabular.all import tabular_learner
     healthy = fresh_learner(_tabular_dls, None, learner=tabular_learner, lr=1e-2)
     before = snapshot(healthy)
-    report = healthy.sanity_check(checks=MODEL_CHECKS, on_fail=None, progress=False)
+    report = healthy.sanity_check(checks=MODEL_CHECKS, on_finding=None, progress=False)
     assert [r.verdict for r in report][:2] == ['passed', 'passed'] and report[4].verdict == 'skipped', report
     assert report['check_lr'].verdict == 'passed', report
     assert snapshot(healthy) == before
@@ -300,7 +300,7 @@ def test_frozen_after_fit_healthy_with_linear_probe():
 
 def test_sanity_check_lr_reaches_the_checks_that_train():
     learn = xor_learner(opt_func=SGD, lr=0.1)
-    report = learn.sanity_check(checks=[check_overfit_one_batch, check_lr], on_fail=None, progress=False, lr=10.)
+    report = learn.sanity_check(checks=[check_overfit_one_batch, check_lr], on_finding=None, progress=False, lr=10.)
     assert [r.measured['lr'] for r in report] == [10., 10.]
     assert report['check_lr'].verdict == 'failed' and 'lr=10' in report['check_lr'].message
     assert learn.lr == 0.1
@@ -308,13 +308,13 @@ def test_sanity_check_lr_reaches_the_checks_that_train():
 def test_one_name_per_check():
     learn = xor_learner()
     names = ['check_loss_at_init', 'check_lr']
-    report = learn.sanity_check(checks=names, settings={'check_lr': {'steps': 20}}, on_fail=None, progress=False)
+    report = learn.sanity_check(checks=names, settings={'check_lr': {'steps': 20}}, on_finding=None, progress=False)
     assert report.names == names and report['check_lr'].measured['steps'] == 20
     assert all(fn(learn).name == fn.__name__ for fn in MODEL_CHECKS)
 
 def test_budget_is_shared_and_short_budgets_say_so():
     learn = fresh_learner(digits_dls, partial(small_cnn, n_out=10, size=8), loss_func=CrossEntropyLossFlat(), lr=3e-3)
-    report = learn.sanity_check(checks=MODEL_CHECKS[:4], on_fail=None, progress=False, budget=1e-3)
+    report = learn.sanity_check(checks=MODEL_CHECKS[:4], on_finding=None, progress=False, budget=1e-3)
     assert report.budget == 1e-3 and 'of a 0.001 s budget' in str(report)
     res = report['check_lr']
     assert res.verdict == 'skipped' and res.message.startswith('inconclusive') and 'budget' in res.fix
@@ -390,7 +390,7 @@ def test_vision_learner_freeze_and_fine_tune_are_silent(tmp_path):
     learn = vision_learner(dls, resnet18, pretrained=False)
     learn.freeze()
     before = snapshot(learn)
-    report = learn.sanity_check(checks=[check_loss_at_init, check_loss_activation, check_frozen], on_fail=None, progress=False)
+    report = learn.sanity_check(checks=[check_loss_at_init, check_loss_activation, check_frozen], on_finding=None, progress=False)
     assert [r.verdict for r in report] == ['passed'] * 3, report
     assert report['check_frozen'].measured['trainable_norm_layers_in_frozen_groups'] == 20 # resnet18's body under train_bn=True
     assert snapshot(learn) == before
@@ -468,7 +468,7 @@ def test_vision_learner_head_against_dls_c(tmp_path):
     assert check_loss_at_init(vision_learner(dls, resnet18, pretrained=False)).verdict == 'passed'
 
 @pytest.mark.parametrize('act', [nn.ReLU, nn.Sigmoid, nn.Softplus, nn.Tanh])
-def test_clamping_last_activation_fails(act):
+def test_clamping_last_activation_findings(act):
     head = lambda: nn.Sequential(nn.Linear(2, 32), nn.ReLU(), nn.Linear(32, 2), act())
     res = check_loss_activation(fresh_learner(xor_dls, head, loss_func=CrossEntropyLossFlat()))
     assert res.verdict == 'failed' and f"model.3 ({act.__name__})" in res.message, res
@@ -483,7 +483,7 @@ def test_empty_training_loader_is_one_error_and_the_rest_skip():
         (xt, yt), (xv, yv) = make_xor_data(48, rng), make_xor_data(200, rng)
         return DataLoaders.from_dsets(TensorDataset(xt, yt), TensorDataset(xv, yv), bs=64)
     learn = fresh_learner(small_xor_dls, build_mlp, loss_func=CrossEntropyLossFlat())
-    report = learn.sanity_check(on_fail=None, progress=False, budget=20)
+    report = learn.sanity_check(on_finding=None, progress=False, budget=20)
     verdicts = {r.name: r.verdict for r in report.results}
     assert verdicts.pop('check_train_batches') == 'failed'
     assert 'error' not in verdicts.values(), {r.name: r.message for r in report.results if r.verdict == 'error'}
@@ -499,7 +499,7 @@ def test_a_run_of_checks_shares_reads_and_gives_each_check_alone():
     original = checkutils.SharedReads.put
     def counted(self, *a, **kw): reads.append(a[1]); return original(self, *a, **kw)
     checkutils.SharedReads.put = counted
-    try: report = learn.sanity_check(checks=names, on_fail=None, progress=False, budget=1e6)
+    try: report = learn.sanity_check(checks=names, on_finding=None, progress=False, budget=1e6)
     finally: checkutils.SharedReads.put = original
     assert reads.count('train') == 2 and reads.count('items') == 2  # 4 batches then 50 (check_lr); the whole training set and validation set once
     alone = {fn.__name__: fn for fn in registered_checks()}

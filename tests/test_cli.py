@@ -87,15 +87,15 @@ def test_leaky_script_in_process(tmp_path):
         assert main(['check', str(tmp_path / 'leaky.py')]) == 1
     assert 'reused_model' in out.getvalue()
 
-def test_on_leak_raise_stops_the_script_and_exits_2(tmp_path):
+def test_on_finding_raise_stops_the_script_and_exits_2(tmp_path):
     (tmp_path / 'leaky.py').write_text(LEAKY)
     err, out = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        assert main(['check', '--on-leak', 'raise', str(tmp_path / 'leaky.py')]) == 2
+        assert main(['check', '--on-finding', 'raise', str(tmp_path / 'leaky.py')]) == 2
     assert 'StateLeakError' in err.getvalue()
     assert 'leaky done' not in err.getvalue() + out.getvalue(), "the script stopped at the finding"
 
-@pytest.mark.parametrize('argv', [[], ['check', 'missing.py'], ['check', 'setup.cfg'], ['check', '--on-leak', 'loud', 'x.py'], ['frobnicate']])
+@pytest.mark.parametrize('argv', [[], ['check', 'missing.py'], ['check', 'setup.cfg'], ['check', '--on-finding', 'loud', 'x.py'], ['frobnicate']])
 def test_usage_errors_exit_2(argv, tmp_path):
     (tmp_path / 'setup.cfg').write_text('')
     cwd = os.getcwd()

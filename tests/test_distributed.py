@@ -107,7 +107,7 @@ def test_rank_dependent_lr_is_a_hyper_parameter_finding(cross_rank):
 def test_optimizer_state_restored_on_rank0_only(cross_rank):
     for rank in (0, 1):
         res = cross_rank['opt_state_restored_on_rank0'][rank]
-        assert res['error'] is None  # on_leak='log': recorded, the fit ran
+        assert res['error'] is None  # on_finding='log': recorded, the fit ran
         f = finding(res, 'opt.state')
         assert f['first'] == 'opt.state[model.0.weight].grad_avg' and f['values'][0] != f['values'][1]
         assert 'DDP averages gradients, not optimizer state' in res['results'][0]['message']
@@ -131,8 +131,8 @@ def test_buffers_ddp_does_not_sync_get_their_own_message(cross_rank):
         assert "DDP copies rank 0's buffers over them" in ok['message']
 
 @pytest.mark.slow
-def test_paranoid_on_leak_reaches_cross_rank_consistency(cross_rank):
-    "One knob: paranoid(on_leak='warn') warns (rank 0) and the fit runs; 'raise' stops every rank together"
+def test_paranoid_on_finding_reaches_cross_rank_consistency(cross_rank):
+    "One knob: paranoid(on_finding='warn') warns (rank 0) and the fit runs; 'raise' stops every rank together"
     assert cross_rank['paranoid_warn'][0]['error'] is None and cross_rank['paranoid_warn'][1]['error'] is None
     assert len(cross_rank['paranoid_warn'][0]['warnings']) == 1 and cross_rank['paranoid_warn'][1]['warnings'] == []
     for rank in (0, 1):
@@ -272,7 +272,7 @@ def test_leak_detector_warns_on_rank0_only_without_report_on_rank0(leaks):
 
 @pytest.mark.slow
 def test_leak_detector_raises_on_every_rank(leaks):
-    "With on_leak='raise' no rank is left waiting for one that stopped"
+    "With on_finding='raise' no rank is left waiting for one that stopped"
     for rank in (0, 1):
         res = leaks['reused_model_raise'][rank]
         assert res['error'].startswith('StateLeakError') and res['warnings'] == []

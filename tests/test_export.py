@@ -14,7 +14,7 @@ from fastai_paranoid.guards import NaNGuard, RNGAudit
 from fastai_paranoid.distributed import CrossRankConsistency
 from fastai_paranoid.presets import TrunkHeadSplitter, FrozenTrunk, HoldLRRatio
 import fastai_paranoid.presets # learn.linear_probe, learn.discriminative_lr
-from fastai_paranoid.deploy import without_guards, _ours
+from fastai_paranoid.deploy import without_guards, Guard
 
 def item_dls(x, y, n_train, bs):
     "DataLoaders that `export` can empty and `test_dl` can refill: fastai Datasets over (x, y) pairs, fastai's own getters"
@@ -57,7 +57,7 @@ def by_paranoid(tmp_path):
         return learn, export(learn)
 
 def by_hand(tmp_path):
-    learn = images_learner(tmp_path, cbs=[StateLeakDetector(on_leak='log'), FreezeBNStats(), NaNGuard(), RNGAudit(),
+    learn = images_learner(tmp_path, cbs=[StateLeakDetector(on_finding='log'), FreezeBNStats(), NaNGuard(), RNGAudit(),
                                           PreserveLRFindRNG(), PreserveLRFindGrads(), CrossRankConsistency()], train_bn=False)
     learn.freeze()
     quiet(learn, lambda: learn.fit(1, 1e-3))
@@ -69,7 +69,7 @@ def by_preset(tmp_path):
     return learn, export(learn)
 
 def by_preset_discriminative(tmp_path):
-    learn = images_learner(tmp_path, cbs=StateLeakDetector(on_leak='log')).discriminative_lr(1e-3) # HoldLRRatio
+    learn = images_learner(tmp_path, cbs=StateLeakDetector(on_finding='log')).discriminative_lr(1e-3) # HoldLRRatio
     quiet(learn, lambda: learn.fit(1))
     return learn, export(learn)
 
@@ -138,7 +138,7 @@ def test_loads_and_predicts_without_fastai_paranoid(exported, build):
     assert deployed['modules'] == []
     assert torch.equal(torch.load(folder/'deployed_preds.pt'), preds) # the same predictions as the live Learner
     assert len(deployed['predict']) == preds.shape[1]
-    ours = {type(cb).__name__ for cb in cbs_at_export if _ours(cb)}
+    ours = {type(cb).__name__ for cb in cbs_at_export if isinstance(cb, Guard)}
     assert ours and not ours & set(deployed['cbs']), deployed['cbs']
 
 @pytest.mark.parametrize('build', [b.__name__ for b in BUILDERS])
@@ -146,8 +146,8 @@ def test_the_live_learner_keeps_its_guards(exported, build):
     _, learn, (cbs_at_export, changed), _ = exported[0][build]
     assert changed == []
     if build == 'by_paranoid': return # leaving paranoid() took its guards back, as documented: nothing more to look at
-    ours = [cb for cb in cbs_at_export if _ours(cb)] # (fastai's `get_preds` since then replaced its ProgressCallback)
-    assert ours and [cb for cb in learn.cbs if _ours(cb)] == ours and all(a is b for a, b in zip(ours, [cb for cb in learn.cbs if _ours(cb)]))
+    ours = [cb for cb in cbs_at_export if isinstance(cb, Guard)] # (fastai's `get_preds` since then replaced its ProgressCallback)
+    assert ours and [cb for cb in learn.cbs if isinstance(cb, Guard)] == ours and all(a is b for a, b in zip(ours, [cb for cb in learn.cbs if isinstance(cb, Guard)]))
     for cb in ours: assert getattr(learn, cb.name) is cb
     if build.startswith('by_preset') and build != 'by_preset_discriminative': assert isinstance(learn.splitter, TrunkHeadSplitter)
     if build == 'by_preset': assert [type(cb) for cb in learn._preset_cbs] == [FrozenTrunk, FreezeBNStats]
@@ -155,7 +155,7 @@ def test_the_live_learner_keeps_its_guards(exported, build):
 
 def test_guards_still_work_after_export(tmp_path):
     learn, _ = by_hand(tmp_path)
-    second = Learner(image_dls(), learn.model, loss_func=nn.CrossEntropyLoss(), cbs=StateLeakDetector(on_leak='log'))
+    second = Learner(image_dls(), learn.model, loss_func=nn.CrossEntropyLoss(), cbs=StateLeakDetector(on_finding='log'))
     quiet(second, lambda: second.fit(1, 1e-3))
     assert [f.kind for f in second.state_leak_detector.findings] == ['reused_model']
     quiet(learn, lambda: learn.fit(1, 1e-3)) # the exported Learner trains on, guarded
@@ -167,14 +167,14 @@ def test_deepcopy_and_pickle_keep_the_guards(tmp_path):
     learn, _ = by_hand(tmp_path)
     clone = copy.deepcopy(learn)
     assert [type(cb) for cb in clone.cbs] == [type(cb) for cb in learn.cbs]
-    assert all(type(pickle.loads(pickle.dumps(cb))) is type(cb) for cb in learn.cbs if _ours(cb))
+    assert all(type(pickle.loads(pickle.dumps(cb))) is type(cb) for cb in learn.cbs if isinstance(cb, Guard))
 
 def test_without_guards_restores_the_learner_even_after_an_error(tmp_path):
     learn = images_learner(tmp_path).linear_probe()
     before = dict(learn.__dict__)
     with pytest.raises(RuntimeError):
         with without_guards(learn):
-            assert not any(_ours(cb) for cb in learn.cbs) and not hasattr(learn, 'frozen_trunk') and not hasattr(learn, '_preset_cbs')
+            assert not any(isinstance(cb, Guard) for cb in learn.cbs) and not hasattr(learn, 'frozen_trunk') and not hasattr(learn, '_preset_cbs')
             assert learn.splitter.__name__ == 'trainable_params'
             raise RuntimeError('during the pickle')
     assert learn.__dict__ == before and all(learn.__dict__[k] is v for k, v in before.items())

@@ -140,7 +140,7 @@ def test_kfold_learners_share_nothing_and_share_the_seed():
 def test_healthy_folds_are_silent():
     with warnings.catch_warnings():
         warnings.simplefilter('error', ParanoidWarning)
-        for _, learn in kfold_learners(Y, healthy_dls, build_mlp, n_splits=3, on_overlap='raise', **kw()):
+        for _, learn in kfold_learners(Y, healthy_dls, build_mlp, n_splits=3, on_finding='raise', **kw()):
             with learn.no_bar(), learn.no_logging(): learn.fit(1, 1e-2)
 
 
@@ -156,26 +156,26 @@ def test_oversample_then_split_warns_on_every_fold_with_the_count():
         assert 'Split first, then oversample' in msg
 
 
-def test_on_overlap_raise_stops_before_training():
-    gen = kfold_learners(YD, leaky_dls, build_mlp, n_splits=4, on_overlap='raise', **kw())
+def test_on_finding_raise_stops_before_training():
+    gen = kfold_learners(YD, leaky_dls, build_mlp, n_splits=4, on_finding='raise', **kw())
     with pytest.raises(FoldLeakError, match='fold 0:') as e: next(gen)
     assert isinstance(e.value, ParanoidError)
 
 
-def test_on_overlap_ignore_is_silent():
+def test_on_finding_ignore_is_silent():
     with warnings.catch_warnings():
         warnings.simplefilter('error', FoldWarning)
-        assert len(list(kfold_learners(YD, leaky_dls, build_mlp, n_splits=2, on_overlap='ignore', **kw()))) == 2
+        assert len(list(kfold_learners(YD, leaky_dls, build_mlp, n_splits=2, on_finding=None, **kw()))) == 2
 
 
 def test_dls_fn_that_ignores_its_indices_is_caught():
     with pytest.warns(FoldWarning, match='validation set of 40 items for 60 validation indices'):
         next(kfold_learners(len(X), lambda tr, va: tensor_dls(X[:80], Y[:80], X[80:], Y[80:]), build_mlp, n_splits=2,
-                            on_overlap='ignore', **kw()))
+                            on_finding=None, **kw()))
 
 
 def test_kfold_learners_refuses_bad_input():
-    with pytest.raises(ValueError, match="use 'warn'"): next(kfold_learners(Y, healthy_dls, build_mlp, on_overlap=True))
+    with pytest.raises(ValueError, match="not one of 'warn', 'raise', 'log' or None"): next(kfold_learners(Y, healthy_dls, build_mlp, on_finding=True))
     with pytest.raises(TypeError, match='dls_fn must be a function'): next(kfold_learners(Y, build_mlp(), build_mlp))
     with pytest.raises(TypeError, match='`model_fn` is a model'): next(kfold_learners(Y, healthy_dls, build_mlp(), **kw()))
 
@@ -186,13 +186,13 @@ def test_fold_findings_reach_a_finding_sink_whatever_the_warnings_filters():
         warnings.simplefilter('ignore')
         list(kfold_learners(YD, leaky_dls, build_mlp, n_splits=2, **kw()))
         next(kfold_learners(len(X), lambda tr, va: tensor_dls(X[:80], Y[:80], X[80:], Y[80:]), build_mlp, n_splits=2,
-                            on_overlap='ignore', **kw()))
+                            on_finding=None, **kw()))
     assert found == [(FoldWarning, 'fold 0:'), (FoldWarning, 'fold 1:'), (FoldWarning, 'fold 0:')]
     found.clear()
     with finding_sink(lambda f: found.append(f.category)), pytest.raises(FoldLeakError, match='fold 0:'):
-        next(kfold_learners(YD, leaky_dls, build_mlp, n_splits=4, on_overlap='raise', **kw()))
+        next(kfold_learners(YD, leaky_dls, build_mlp, n_splits=4, on_finding='raise', **kw()))
     assert found == [FoldWarning], "a raised finding is recorded too"
     found.clear()
     with finding_sink(lambda f: found.append(f.category)):
-        list(kfold_learners(Y, healthy_dls, build_mlp, n_splits=3, on_overlap='raise', **kw()))
+        list(kfold_learners(Y, healthy_dls, build_mlp, n_splits=3, on_finding='raise', **kw()))
     assert found == [], "healthy folds report nothing"

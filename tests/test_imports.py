@@ -109,7 +109,7 @@ def test_the_library_works_without_fastais_optional_modules(tmp_path):
         from fastai.torch_core import params
         from fastai_paranoid.all import *
         from fastai_paranoid.fixtures import xor_dls, build_mlp
-        with paranoid(on_leak='raise'):
+        with paranoid(on_finding='raise'):
             learn = Learner(xor_dls(), build_mlp(), loss_func=nn.CrossEntropyLoss(), path={str(tmp_path)!r},
                             splitter=lambda m: [params(m[:2]), params(m[2:])])
             learn.freeze()

@@ -39,13 +39,13 @@ def small_xor(): return xor_dls(n_train=128, n_valid=128, bs=32)
 def small_images(size=16): return random_image_dls(n_train=32, n_valid=16, size=size, bs=8)
 def two_groups(m): return [params(m[0]), params(m[1])]
 
-def xor_learner(dls=None, model=None, cbs=None, on_leak='log', **kwargs):
-    cbs = [StateLeakDetector(on_leak=on_leak)] + list(cbs or [])
+def xor_learner(dls=None, model=None, cbs=None, on_finding='log', **kwargs):
+    cbs = [StateLeakDetector(on_finding=on_finding)] + list(cbs or [])
     return Learner(dls if dls is not None else small_xor(), model if model is not None else build_mlp(),
                    loss_func=nn.CrossEntropyLoss(), cbs=cbs, **kwargs)
 
-def cnn_learner(dls=None, model=None, cbs=None, on_leak='log', **kwargs):
-    cbs = [StateLeakDetector(on_leak=on_leak)] + list(cbs or [])
+def cnn_learner(dls=None, model=None, cbs=None, on_finding='log', **kwargs):
+    cbs = [StateLeakDetector(on_finding=on_finding)] + list(cbs or [])
     return Learner(dls if dls is not None else small_images(), model if model is not None else bn_cnn(),
                    loss_func=nn.CrossEntropyLoss(), splitter=two_groups, cbs=cbs, **kwargs)
 
@@ -135,7 +135,7 @@ def test_4_callback_state_carries_into_the_next_run():
 
 def test_4_callback_attached_to_two_learners():
     tracker = BestTracker()
-    first = xor_learner(cbs=[tracker], on_leak='raise')
+    first = xor_learner(cbs=[tracker], on_finding='raise')
     second = xor_learner(cbs=[tracker]) # fastai points tracker.learn at the second Learner
     with pytest.raises(StateLeakError, match='callback_learner'): fit(first)
     f = the(first, 'callback_learner')
@@ -189,7 +189,7 @@ def plain_learner(dls=None, model=None):
 def test_1_model_trained_before_paranoid():
     model = build_mlp()
     fit(plain_learner(model=model), 2) # no detector yet
-    with paranoid(on_leak='log'):
+    with paranoid(on_finding='log'):
         learn = fit(plain_learner(model=model))
         f = the(learn, 'untracked_training')
     assert f.severity == 'warning' and f.path == 'model (Sequential)', f
@@ -214,7 +214,7 @@ def test_1_model_trained_by_a_plain_pytorch_loop():
 
 def test_silent_fresh_models_under_paranoid():
     "A new model per Learner, a model loaded from another's weights, a model copied: nothing to report"
-    with paranoid(on_leak='raise'):
+    with paranoid(on_finding='raise'):
         first = fit(plain_learner())
         second = fit(plain_learner())
         loaded = build_mlp()
@@ -226,13 +226,13 @@ def test_silent_fresh_models_under_paranoid():
 def test_silent_detector_added_to_a_learner_that_trained():
     "Added after some fits, the detector cannot tell whose gradients the model holds: it says nothing"
     learn = fit(plain_learner())
-    learn.add_cb(StateLeakDetector(on_leak='raise'))
+    learn.add_cb(StateLeakDetector(on_finding='raise'))
     fit(learn)
     silent(learn)
 
 def test_6_shared_dataloaders_changed_before_the_second_learner_is_built():
     dls = small_xor()
-    with paranoid(on_leak='log'):
+    with paranoid(on_finding='log'):
         first = fit(plain_learner(dls=dls))
         first.dls.train.bs = 8 # for the first run...
         second = fit(plain_learner(dls=dls)) # ...and the second, built afterwards, trains with it too
@@ -255,10 +255,10 @@ def test_6_shared_dataloaders_other_changes(change):
 def test_silent_dataloaders_per_learner_or_unchanged():
     first = fit(xor_learner())
     first.dls.train.bs = 8
-    silent(fit(xor_learner(on_leak='raise'))) # its own DataLoaders
+    silent(fit(xor_learner(on_finding='raise'))) # its own DataLoaders
     shared = small_xor()
     fit(xor_learner(dls=shared))
-    silent(fit(xor_learner(dls=shared, on_leak='raise'))) # shared, nobody changed it
+    silent(fit(xor_learner(dls=shared, on_finding='raise'))) # shared, nobody changed it
     rebuilt = fit(xor_learner(dls=small_xor()))
     rebuilt.dls = small_xor() # rebuilt for the same Learner
     fit(rebuilt)
@@ -268,7 +268,7 @@ def test_silent_dataloaders_per_learner_or_unchanged():
 # ---- lr_find's gradients: under paranoid(), lr_find(); fine_tune() is fine_tune()
 def fine_tuned(probe, guards=None):
     "(the Learner, its findings) after `fine_tune`, with or without `lr_find` first, under `paranoid(guards=guards)`"
-    with paranoid(on_leak='log', guards=guards):
+    with paranoid(on_finding='log', guards=guards):
         learn = fresh_learner(small_images, bn_cnn, loss_func=nn.CrossEntropyLoss(), splitter=two_groups, seed=0)
         with learn.no_bar(), learn.no_logging():
             if probe: learn.lr_find(num_it=4, show_plot=False)
@@ -308,7 +308,7 @@ def test_silent_paranoid_vision_learner_built_unfrozen(tmp_path):
     "vision_learner(resnet18, pretrained=False) is built unfrozen: lr_find, then fine_tune, under paranoid(): silent"
     from fastai.vision.learner import vision_learner
     from torchvision.models import resnet18
-    with paranoid(on_leak='raise'):
+    with paranoid(on_finding='raise'):
         learn = vision_learner(random_image_dls(n_train=16, n_valid=8, size=16, c_in=3, bs=8), resnet18, pretrained=False,
                                loss_func=nn.CrossEntropyLoss(), n_out=4, path=tmp_path)
         assert all(p.requires_grad for p in learn.model.parameters())
@@ -378,14 +378,14 @@ def test_warn_raise_and_log():
     model = build_mlp()
     fit(xor_learner(model=model))
     with pytest.warns(StateLeakWarning, match=r"\[reused_model\] Learner #\d+: model \(Sequential\) was already trained"):
-        fit(xor_learner(model=model, on_leak='warn'))
-    learn = xor_learner(model=model, on_leak='raise')
+        fit(xor_learner(model=model, on_finding='warn'))
+    learn = xor_learner(model=model, on_finding='raise')
     before = fingerprint(model[0].weight)
     with pytest.raises(StateLeakError, match='reused_model') as e:
         fit(learn)
     assert e.value.findings[0].kind == 'reused_model'
     assert fingerprint(model[0].weight) == before, "raising in before_fit stops the run before any step"
-    with pytest.raises(ValueError, match="on_leak='loud'"): StateLeakDetector(on_leak='loud')
+    with pytest.raises(ValueError, match="on_finding='loud'"): StateLeakDetector(on_finding='loud')
 
 def test_findings_are_data_and_reported_once():
     model = build_mlp()
@@ -405,18 +405,18 @@ def test_one_detector_per_learner_even_when_installed_twice():
     "As `paranoid()` may do: the class in defaults.callbacks, and an instance in cbs too"
     from fastai.callback.core import defaults
     defaults.callbacks.append(StateLeakDetector)
-    StateLeakDetector.default_on_leak = 'log'
+    StateLeakDetector.default_on_finding = 'log'
     try:
         model = build_mlp()
         fit(Learner(small_xor(), model, loss_func=nn.CrossEntropyLoss()))
-        learn = fit(Learner(small_xor(), model, loss_func=nn.CrossEntropyLoss(), cbs=[StateLeakDetector(on_leak='log')]))
+        learn = fit(Learner(small_xor(), model, loss_func=nn.CrossEntropyLoss(), cbs=[StateLeakDetector(on_finding='log')]))
     finally:
         defaults.callbacks.remove(StateLeakDetector)
-        StateLeakDetector.default_on_leak = 'warn'
+        StateLeakDetector.default_on_finding = 'warn'
     detectors = [cb for cb in learn.cbs if isinstance(cb, StateLeakDetector)]
     assert len(detectors) == 2
     assert [f.kind for f in detectors[0].findings] == ['reused_model'] and detectors[1].findings == []
-    assert detectors[0].on_leak == 'log' and StateLeakDetector().on_leak == 'warn'
+    assert detectors[0].on_finding == 'log' and StateLeakDetector().on_finding == 'warn'
 
 class Boom(Exception): pass
 class Exploding(nn.Module):
@@ -426,7 +426,7 @@ class Exploding(nn.Module):
         return self.lin(x)
 
 def test_user_exception_is_not_masked_and_interrupted_fits_are_survived(tmp_path):
-    learn = xor_learner(dls=exportable_dls(), model=Exploding(), on_leak='raise', path=tmp_path)
+    learn = xor_learner(dls=exportable_dls(), model=Exploding(), on_finding='raise', path=tmp_path)
     learn.model.armed = True
     with pytest.raises(Boom, match="the user's own bug"): fit(learn)
     learn.model.armed = False
@@ -444,7 +444,7 @@ def test_leaves_the_learner_as_it_was():
     "Running with and without the detector gives bitwise-identical weights, optimizer state, losses and RNG states"
     def run(with_detector):
         learn = fresh_learner(small_xor, build_mlp, loss_func=nn.CrossEntropyLoss(), metrics=accuracy,
-                              cbs=[StateLeakDetector(on_leak='raise')] if with_detector else None, seed=3)
+                              cbs=[StateLeakDetector(on_finding='raise')] if with_detector else None, seed=3)
         fit(learn, 2)
         learn.validate()
         fit(learn)
@@ -476,7 +476,7 @@ def test_one_ulp_changes_a_fingerprint():
     assert fingerprint(w) != fingerprint(v)
 
 
-# ---- healthy fastai is silent: on_leak='raise' never raises, and nothing but info lines is found
+# ---- healthy fastai is silent: on_finding='raise' never raises, and nothing but info lines is found
 def silent(learn):
     assert loud(learn) == [], [str(f) for f in loud(learn)]
 
@@ -489,13 +489,13 @@ def no_paranoid_warnings():
     assert not ours, [str(w.message) for w in ours] # internal errors of the detector
 
 def test_silent_fit_twice_continuation():
-    learn = fit(xor_learner(on_leak='raise', metrics=accuracy), 2)
+    learn = fit(xor_learner(on_finding='raise', metrics=accuracy), 2)
     fit(learn, 2)
     silent(learn)
 
 def test_silent_fine_tune_and_lr_find():
     "vision_learner's workflow: frozen when built, lr_find, fine_tune"
-    learn = cnn_learner(on_leak='raise')
+    learn = cnn_learner(on_finding='raise')
     learn.freeze()
     with learn.no_bar(), learn.no_logging():
         learn.lr_find(num_it=6, show_plot=False)
@@ -503,7 +503,7 @@ def test_silent_fine_tune_and_lr_find():
     silent(learn)
 
 def test_silent_validate_get_preds_and_eval_forward_between_fits():
-    learn = fit(cnn_learner(on_leak='raise'))
+    learn = fit(cnn_learner(on_finding='raise'))
     with learn.no_bar():
         learn.validate()
         learn.get_preds()
@@ -514,7 +514,7 @@ def test_silent_validate_get_preds_and_eval_forward_between_fits():
 
 def test_silent_progressive_resizing():
     learn = Learner(small_images(8), transfer_model(digits_trunk(), 4), loss_func=nn.CrossEntropyLoss(),
-                    cbs=[StateLeakDetector(on_leak='raise')])
+                    cbs=[StateLeakDetector(on_finding='raise')])
     fit(learn)
     learn.dls = small_images(16)
     fit(learn)
@@ -522,7 +522,7 @@ def test_silent_progressive_resizing():
     assert kinds(learn) == ['new_dataloaders'] and found(learn)[0].severity == 'info'
 
 def test_silent_tracker_callbacks(tmp_path):
-    learn = xor_learner(on_leak='raise', path=tmp_path, metrics=accuracy,
+    learn = xor_learner(on_finding='raise', path=tmp_path, metrics=accuracy,
                         cbs=[SaveModelCallback(monitor='accuracy'), EarlyStoppingCallback(patience=1), CSVLogger()])
     fit(learn, 3)
     fit(learn, 2)
@@ -531,12 +531,12 @@ def test_silent_tracker_callbacks(tmp_path):
 def test_silent_kfold_with_fresh_learner(tmp_path):
     for fold in range(3):
         learn = fresh_learner(small_xor, build_mlp, loss_func=nn.CrossEntropyLoss(), metrics=[accuracy], seed=fold, path=tmp_path,
-                              cbs=[StateLeakDetector(on_leak='raise'), SaveModelCallback(fname=f'model_fold{fold}')])
+                              cbs=[StateLeakDetector(on_finding='raise'), SaveModelCallback(fname=f'model_fold{fold}')])
         fit(learn)
         silent(learn)
 
 def test_silent_export_and_load_learner(tmp_path):
-    learn = fit(xor_learner(dls=exportable_dls(), on_leak='raise', path=tmp_path))
+    learn = fit(xor_learner(dls=exportable_dls(), on_finding='raise', path=tmp_path))
     learn.export('export.pkl')
     loaded = load_learner(tmp_path/'export.pkl')
     assert not any(isinstance(cb, StateLeakDetector) for cb in loaded.cbs) # the export is for inference: no guards in it
@@ -547,7 +547,7 @@ def test_silent_export_and_load_learner(tmp_path):
 def test_silent_mixed_precision_gradient_accumulation_mixup_dropout():
     model = nn.Sequential(nn.Linear(2, 32), nn.ReLU(), nn.Dropout(0.5), nn.Linear(32, 2))
     learn = Learner(small_xor(), model, loss_func=CrossEntropyLossFlat(), # MixUp needs a loss with `y_int`
-                    cbs=[StateLeakDetector(on_leak='raise'), GradientAccumulation(n_acc=64), MixUp()])
+                    cbs=[StateLeakDetector(on_finding='raise'), GradientAccumulation(n_acc=64), MixUp()])
     with warnings.catch_warnings():
         warnings.simplefilter('ignore') # CUDA autocast on a CPU-only machine warns that it is disabled
         learn.to_fp16()
@@ -558,7 +558,7 @@ def test_silent_save_and_load_between_fits(tmp_path):
     "A checkpoint load changes buffers and parameters outside a fit, on purpose"
     model = nn.Sequential(nn.Sequential(nn.Conv2d(1, 8, 3, padding=1), nn.BatchNorm2d(8, affine=False), nn.ReLU(),
                                         nn.AdaptiveAvgPool2d(1), nn.Flatten()), nn.Linear(8, 4))
-    learn = cnn_learner(model=model, on_leak='raise', path=tmp_path)
+    learn = cnn_learner(model=model, on_finding='raise', path=tmp_path)
     fit(learn)
     learn.save('checkpoint')
     fit(learn)
@@ -567,7 +567,7 @@ def test_silent_save_and_load_between_fits(tmp_path):
     silent(learn)
 
 def test_silent_lr_find_then_fit_one_cycle():
-    learn = xor_learner(on_leak='raise')
+    learn = xor_learner(on_finding='raise')
     with learn.no_bar(), learn.no_logging():
         learn.lr_find(num_it=6, show_plot=False)
         learn.fit_one_cycle(2, 1e-2)
@@ -586,7 +586,7 @@ def test_silent_when_the_other_learner_is_gone():
     "A DataLoaders changed after the only other Learner using it was deleted: an info line, not a warning"
     dls = small_xor()
     first = fit(xor_learner(dls=dls))
-    second = xor_learner(dls=dls, on_leak='raise')
+    second = xor_learner(dls=dls, on_finding='raise')
     del first
     dls.train.bs = 16
     fit(second)
@@ -604,7 +604,7 @@ def test_2_optimizer_state_carried_into_a_restart():
     assert f.path == 'opt (Optimizer)' and 'stale momentum' in f.evidence and 'reset_opt=True' in f.fix
 
 def test_silent_restart_with_a_new_optimizer_and_freeze_unfreeze(tmp_path):
-    learn = fit(xor_learner(on_leak='raise', path=tmp_path))
+    learn = fit(xor_learner(on_finding='raise', path=tmp_path))
     reinit(learn.model)
     fit(learn, reset_opt=True)
     learn.save('ckpt')
@@ -618,7 +618,7 @@ def test_silent_restart_with_a_new_optimizer_and_freeze_unfreeze(tmp_path):
 def test_detector_added_after_the_learners_were_built():
     dls = small_xor()
     first, second = xor_learner(dls=dls), Learner(dls, build_mlp(), loss_func=nn.CrossEntropyLoss())
-    second.add_cb(StateLeakDetector(on_leak='log'))
+    second.add_cb(StateLeakDetector(on_finding='log'))
     fit(second)
     fit(first)
     first.dls.train.bs = 16
@@ -632,7 +632,7 @@ def test_silent_vision_learner_workflow(tmp_path):
     from torchvision.models import resnet18
     dls = random_image_dls(n_train=16, n_valid=8, size=32, c_in=3, bs=8)
     learn = vision_learner(dls, resnet18, pretrained=False, loss_func=nn.CrossEntropyLoss(), n_out=4, path=tmp_path,
-                           cbs=StateLeakDetector(on_leak='raise'))
+                           cbs=StateLeakDetector(on_finding='raise'))
     learn.freeze() # what vision_learner does with pretrained weights (none can be downloaded here)
     with learn.no_bar(), learn.no_logging():
         learn.lr_find(num_it=6, show_plot=False)
@@ -649,7 +649,7 @@ def test_silent_tabular_learner_predict_between_fits():
     df['y'] = (df.a * df.b > 0).astype(int)
     dls = TabularDataLoaders.from_df(df, procs=[Categorify, Normalize], cat_names=['c'], cont_names=['a', 'b'],
                                      y_names='y', y_block=CategoryBlock(), valid_idx=list(range(48, 64)), bs=16)
-    learn = tabular_learner(dls, layers=[8], n_out=2, cbs=StateLeakDetector(on_leak='raise'))
+    learn = tabular_learner(dls, layers=[8], n_out=2, cbs=StateLeakDetector(on_finding='raise'))
     fit(learn)
     learn.predict(df.iloc[0])
     fit(learn)
@@ -659,7 +659,7 @@ def test_a_bug_in_a_check_never_stops_training():
     def broken_check(det, rec): raise KeyError('oops')
     leaks._CHECKS_AT['before_fit'].append(broken_check)
     try:
-        learn = xor_learner(on_leak='raise')
+        learn = xor_learner(on_finding='raise')
         with pytest.warns(ParanoidWarning, match='internal error in `broken_check`'): fit(learn, 2)
     finally: leaks._CHECKS_AT['before_fit'].remove(broken_check)
     assert len(learn.recorder.values) == 2
@@ -688,7 +688,7 @@ def test_memory_does_not_grow_over_200_learners_built_and_dropped(tmp_path, monk
     dls, before = xor_dls(n_train=16, n_valid=16, bs=16), _live_records()
     for i in range(200):
         learn = Learner(dls, build_mlp(width=4, depth=1), loss_func=nn.CrossEntropyLoss(), path=tmp_path,
-                        cbs=[StateLeakDetector(on_leak='raise'), CSVLogger(fname=f'log{i}.csv')])
+                        cbs=[StateLeakDetector(on_finding='raise'), CSVLogger(fname=f'log{i}.csv')])
         fit(learn)
     del learn
     assert _live_records() - before < 40, "the records of collected Learners are dropped (before: one kept per Learner)"
@@ -697,5 +697,5 @@ def test_memory_does_not_grow_over_200_learners_built_and_dropped(tmp_path, monk
     assert sizes['trained_models'] < 10 and sizes['learners'] < 10 # held weakly: only what is alive
     # the files still remembered still catch two runs writing one file
     learn = fit(Learner(dls, build_mlp(width=4, depth=1), loss_func=nn.CrossEntropyLoss(), path=tmp_path,
-                        cbs=[StateLeakDetector(on_leak='log'), CSVLogger(fname='log199.csv')]))
+                        cbs=[StateLeakDetector(on_finding='log'), CSVLogger(fname='log199.csv')]))
     assert kinds(learn) == ['shared_file']

@@ -129,7 +129,7 @@ BUGS = {
 def run(learn, checks=CHECKS):
     "The checks through `learn.sanity_check()`, asserting that the Learner's weights and RNGs are as they were"
     before = [fingerprint(t) for t in learn.model.state_dict().values()], rng_fingerprint(learn.dls), learn.opt
-    report = learn.sanity_check(checks=checks, on_fail=None, progress=False)
+    report = learn.sanity_check(checks=checks, on_finding=None, progress=False)
     assert ([fingerprint(t) for t in learn.model.state_dict().values()], rng_fingerprint(learn.dls), learn.opt) == before
     return report
 

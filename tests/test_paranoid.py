@@ -92,21 +92,21 @@ def test_callback_pickles_after_lr_find():
 # --- paranoid()
 
 class Noted(Callback):
-    "A test guard that takes on_leak"
-    def __init__(self, on_leak='warn'): self.on_leak = on_leak
+    "A test guard that takes on_finding"
+    def __init__(self, on_finding='warn'): self.on_finding = on_finding
 
 class Plain(Callback):
     "A test guard without settings"
 
 def new_learner(**kwargs): return Learner(xor_dls(), build_mlp(), loss_func=nn.CrossEntropyLoss(), **kwargs)
 
-def test_installs_into_every_new_learner_and_passes_on_leak():
+def test_installs_into_every_new_learner_and_passes_on_finding():
     before = list(defaults.callbacks)
-    paranoid(on_leak='raise', guards=[Noted, Plain])
+    paranoid(on_finding='raise', guards=[Noted, Plain])
     assert is_paranoid() and defaults.callbacks == before + [ParanoidInstaller]
     a, b = new_learner(), fresh_learner(xor_dls, build_mlp, loss_func=nn.CrossEntropyLoss())
     for learn in (a, b):
-        assert learn.noted.on_leak == 'raise' and isinstance(learn.plain, Plain)
+        assert learn.noted.on_finding == 'raise' and isinstance(learn.plain, Plain)
         assert not any(isinstance(cb, ParanoidInstaller) for cb in learn.cbs)
     assert a.noted is not b.noted, "each Learner gets its own instances"
     paranoid(False)
@@ -140,7 +140,7 @@ def test_guard_the_user_added_is_kept_and_not_duplicated():
 
 def test_context_manager_restores_previous_state():
     paranoid(guards=[Plain])
-    with paranoid(guards=[Noted], on_leak='log'):
+    with paranoid(guards=[Noted], on_finding='log'):
         inner = new_learner()
         assert hasattr(inner, 'noted') and not hasattr(inner, 'plain')
     outer = new_learner()
@@ -160,7 +160,7 @@ def test_guarded_fit_is_the_unguarded_fit():
     assert state_of(guarded) == state_of(plain) and guarded.recorder.losses == plain.recorder.losses
 
 @pytest.mark.parametrize('bad,match', [(dict(guards=[Plain()]), 'not an instance'), (dict(guards=[len]), 'Callback classes'),
-                                       (dict(on='yes'), 'True or False'), (dict(on_leak='loud'), 'not one of')])
+                                       (dict(on='yes'), 'True or False'), (dict(on_finding='loud'), 'not one of')])
 def test_bad_input(bad, match):
     with pytest.raises((TypeError, ValueError), match=match): paranoid(**bad)
     assert not is_paranoid()
@@ -206,10 +206,10 @@ def test_lock_refuses_off_and_says_where_from():
 
 def test_lock_keeps_the_guards_a_smaller_list_leaves_out_and_adds_new_ones():
     with paranoid(guards=[Plain]), lock_paranoid() as refused:
-        p = paranoid(guards=[Noted], on_leak='raise')
-        assert p.guards == [Plain, Noted] and p.on_leak == 'warn'
+        p = paranoid(guards=[Noted], on_finding='raise')
+        assert p.guards == [Plain, Noted] and p.on_finding == 'warn'
         learn = new_learner()
-        assert hasattr(learn, 'plain') and learn.noted.on_leak == 'warn'
+        assert hasattr(learn, 'plain') and learn.noted.on_finding == 'warn'
         with paranoid(False): assert hasattr(new_learner(), 'plain')
         paranoid(guards=[Plain, Noted]) # keeps everything: not a refusal
     assert len(refused) == 2 and 'paranoid(guards=[Noted]) at' in refused[0] and '(Plain kept)' in refused[0]

@@ -127,8 +127,8 @@ def test_reported_once_per_learner_and_overlap(tmp_path, quiet_fastai):
         b.load('m')
     assert len(ours(quiet_fastai)) == 1
 
-def test_on_leak_raise_raises_after_loading(tmp_path, quiet_fastai):
-    with paranoid(guards=[SplitFingerprint], on_leak='raise'):
+def test_on_finding_raise_raises_after_loading(tmp_path, quiet_fastai):
+    with paranoid(guards=[SplitFingerprint], on_finding='raise'):
         a, _ = row_learner(tmp_path, 1)
         a.save('m')
         b, _ = row_learner(tmp_path, 2)

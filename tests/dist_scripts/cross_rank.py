@@ -47,7 +47,7 @@ write({'scenario': 'healthy_after_fit', 'results': result_rows([check_cross_rank
 
 # weights: rank 1 seeded differently before building its model: DDP's wrap copies rank 0's, so fastai's recipe without a seed is an info note
 scenario('init_divergence', xor_learner(seed=rank))
-scenario('init_divergence_warn', xor_learner(seed=rank, on_leak='warn'))
+scenario('init_divergence_warn', xor_learner(seed=rank, on_finding='warn'))
 
 # data: a per-rank split of the same points
 def split_dls(split_seed):
@@ -71,9 +71,9 @@ def checkpoint_then_restore_on_rank0(learn, i):
     elif rank == 0:
         learn.model.load_state_dict(checkpoint['model'])
         learn.opt.load_state_dict(checkpoint['opt'])
-scenario('opt_state_restored_on_rank0', xor_learner(on_leak='log'), n_fits=3, between=checkpoint_then_restore_on_rank0)
+scenario('opt_state_restored_on_rank0', xor_learner(on_finding='log'), n_fits=3, between=checkpoint_then_restore_on_rank0)
 # optimizer state reset on rank 1 only: the ranks hold different entries
-scenario('opt_state_cleared_on_rank1', xor_learner(on_leak='log'), n_fits=2, between=lambda l, i: l.opt.clear_state() if rank == 1 else None)
+scenario('opt_state_cleared_on_rank1', xor_learner(on_finding='log'), n_fits=2, between=lambda l, i: l.opt.clear_state() if rank == 1 else None)
 
 # buffers DDP does not sync: broadcast_buffers=False leaves each rank with its own BatchNorm statistics after a fit
 class SkipValidation(Callback):
@@ -85,14 +85,14 @@ def bn_learner(**cb_kwargs):
     seed_rank_streams(0)
     return learn
 unsynced = [DistributedDataParallelKwargs(broadcast_buffers=False)]
-scenario('unsynced_buffers', bn_learner(on_leak='log'), n_fits=2, kwargs_handlers=unsynced)
+scenario('unsynced_buffers', bn_learner(on_finding='log'), n_fits=2, kwargs_handlers=unsynced)
 # healthy: DDP's default broadcast_buffers=True copies rank 0's statistics at the wrap (no validation ran to sync them)
-scenario('synced_buffers', bn_learner(on_leak='log'), n_fits=2)
+scenario('synced_buffers', bn_learner(on_finding='log'), n_fits=2)
 
 # under paranoid(): the one knob reaches CrossRankConsistency
 from fastai_paranoid.paranoid import paranoid, PARANOID_GUARDS
 for mode in ('warn', 'raise'):
-    with paranoid(on_leak=mode):
+    with paranoid(on_finding=mode):
         learn = fresh_learner(lambda: split_dls(rank), build_mlp, seed=0, loss_func=nn.CrossEntropyLoss()) # a per-rank split: DDP fixes nothing
         error, warned = run_fit(learn, sync_bn=False)
         write({'scenario': f'paranoid_{mode}', 'results': result_rows(learn.cross_rank_consistency.results), 'error': error,

@@ -11,7 +11,7 @@ from fastai_paranoid.bn import FreezeBNStats
 from fastai_paranoid.paranoid import paranoid, PARANOID_GUARDS
 from fastai_paranoid.distributed import *
 
-paranoid(on_leak='raise', guards=PARANOID_GUARDS + [DistributedCPU]) # DistributedCPU: distrib_ctx(cpu=True) works as on GPUs
+paranoid(on_finding='raise', guards=PARANOID_GUARDS + [DistributedCPU]) # DistributedCPU: distrib_ctx(cpu=True) works as on GPUs
 rank = rank_distrib()
 def say(*text):
     if rank == 0: print(*text, flush=True)

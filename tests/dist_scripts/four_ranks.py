@@ -44,7 +44,7 @@ error, _ = run_fit(learn)
 write({'scenario': 'without_the_fix', 'error': error})
 
 # a rank-dependent seed on rank 2 only: named among 4 ranks
-with paranoid(on_leak='raise', guards=GUARDS):
+with paranoid(on_finding='raise', guards=GUARDS):
     learn = fresh_learner(small_xor, build_mlp, seed=7 if rank == 2 else 0, loss_func=nn.CrossEntropyLoss())
     error, warned = run_fit(learn)
     write({'scenario': 'rank2_divergence', 'error': error, 'error_type': None if error is None else error.split(':')[0],

@@ -13,7 +13,7 @@ from fastai_paranoid.paranoid import paranoid, PARANOID_GUARDS
 from record import rank, write, result_rows, run_fit
 
 env = {k: os.environ.get(k) for k in ('RANK', 'LOCAL_RANK', 'GROUP_RANK', 'WORLD_SIZE', 'LOCAL_WORLD_SIZE', 'ACCELERATE_USE_CPU')}
-with paranoid(on_leak='warn', guards=PARANOID_GUARDS + [DistributedCPU]):
+with paranoid(on_finding='warn', guards=PARANOID_GUARDS + [DistributedCPU]):
     learn = fresh_learner(lambda: xor_dls(n_train=128, n_valid=128, bs=32), build_mlp, seed=0, loss_func=nn.CrossEntropyLoss())
     seed_rank_streams(0)
     error, warned = run_fit(learn)

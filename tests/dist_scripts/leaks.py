@@ -58,12 +58,12 @@ scenario('healthy_without_validation', cbs=[SkipValidation()])
 scenario('forward_on_rank0_only', between=lambda learn: forward_in_train_mode(learn) if rank == 0 else None, cbs=[SkipValidation()])
 scenario('reinit_between_fits', between=reinit)
 
-def reused_model(name='reused_model', filtered=True, on_leak='warn'):
+def reused_model(name='reused_model', filtered=True, on_finding='warn'):
     "A planted leak: a second Learner trains the first one's model"
     clear_findings()
     first = fresh_learner(dls_fn, bn_cnn, cbs=[StateLeakDetector()], seed=0, loss_func=nn.CrossEntropyLoss())
     with first.distrib_ctx(cpu=True, sync_bn=False): first.fit(1)
-    second = Learner(dls_fn(), first.model, cbs=[StateLeakDetector(on_leak=on_leak)], loss_func=nn.CrossEntropyLoss())
+    second = Learner(dls_fn(), first.model, cbs=[StateLeakDetector(on_finding=on_finding)], loss_func=nn.CrossEntropyLoss())
     error = None
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter('always')
@@ -77,4 +77,4 @@ def reused_model(name='reused_model', filtered=True, on_leak='warn'):
 from fastai.learner import Learner
 reused_model()
 reused_model('reused_model_unfiltered', filtered=False) # the detector's own rank rule, without report_on_rank0's filter
-reused_model('reused_model_raise', filtered=False, on_leak='raise')
+reused_model('reused_model_raise', filtered=False, on_finding='raise')
