@@ -32,6 +32,40 @@ def _isfinite_all(t:torch.Tensor)->torch.Tensor:
     acc = torch.float32 if t.dtype == torch.float16 else torch.float64 # bfloat16 has float32's range
     return torch.isfinite(t.sum(dtype=acc))
 
+def _non_finite_message(f:dict)->str:
+    "NaNGuard's message for what it `found`: where, what went non-finite, and where to look"
+    where = f"at epoch {f['epoch']}, batch {f['batch']} ({f['phase']})"
+    what = {'input': "the batch's input is non-finite", 'loss': "the loss is non-finite",
+            'gradient': f"the gradient of {f['parameter']} is non-finite (the loss was finite)"}[f['what']]
+    if f['what'] == 'input': return f"NaNGuard: {what} {where}. Clean the data (NaN or inf in the inputs) before training."
+    if f['module'] is not None:
+        return (f"NaNGuard: {what} {where}; the first module whose output went non-finite is {f['module']}. "
+                f"Look at what {f['module']} computes for this batch (log or sqrt of negatives, division by zero, "
+                f"a random tensor, overflow); rerun with the same seed and a breakpoint there.")
+    return (f"NaNGuard: {what} {where}, while every module's output was finite. "
+            f"Check the loss function's inputs and its backward (log of 0, sqrt at 0), or lower the learning rate.")
+
+def _plot_losses(losses:list, f:dict|None, bad_step:int|None, figsize)->'Figure':
+    "The figure of `NaNGuard.plot`: `losses` up to `bad_step`, and the first non-finite step `f` marked"
+    from matplotlib.figure import Figure
+    fig = Figure(figsize=figsize, layout='constrained')
+    ax = fig.subplots()
+    bad = bad_step if f is not None else None
+    finite = losses[:bad] if bad is not None else losses
+    ax.plot(range(len(finite)), finite, color='C0', label='training loss')
+    if f is not None:
+        at = bad if bad is not None else len(losses) - 0.5
+        what = f"{f['what']} non-finite at epoch {f['epoch']}, batch {f['batch']} ({f['phase']})"
+        ax.axvline(at, color='red', linestyle='--', label=what)
+        if bad is not None and bad < len(losses) and math.isfinite(losses[bad]):
+            ax.scatter([bad], [losses[bad]], color='red', zorder=3) # a finite loss whose gradient was not
+        ax.set_title(f"NaNGuard: {what}", fontsize=10)
+    else: ax.set_title(f"NaNGuard: every loss finite ({len(losses)} steps)", fontsize=10)
+    ax.set_xlabel('training step')
+    ax.set_ylabel('loss')
+    ax.legend(fontsize=8)
+    return fig
+
 class NaNGuard(Guard):
     "Stop at the first non-finite loss or gradient and say where: epoch, batch, and the first module whose output went non-finite. Flags and losses stay on the device between reads (no host sync per batch on GPU); `losses` holds the training loss of every step up to the stop, `plot()` shows it"
     order = -9 # before the Recorder and the optimizer step, like fastai's TerminateOnNaNCallback
@@ -153,41 +187,11 @@ class NaNGuard(Guard):
         pending, self._pending_losses = self._pending_losses[:keep], []
         if pending: self.losses.extend(torch.stack([l.float() for l in pending]).tolist())
 
-    def _message(self):
-        f = self.found
-        where = f"at epoch {f['epoch']}, batch {f['batch']} ({f['phase']})"
-        what = {'input': "the batch's input is non-finite", 'loss': "the loss is non-finite",
-                'gradient': f"the gradient of {f['parameter']} is non-finite (the loss was finite)"}[f['what']]
-        if f['what'] == 'input': return f"NaNGuard: {what} {where}. Clean the data (NaN or inf in the inputs) before training."
-        if f['module'] is not None:
-            return (f"NaNGuard: {what} {where}; the first module whose output went non-finite is {f['module']}. "
-                    f"Look at what {f['module']} computes for this batch (log or sqrt of negatives, division by zero, "
-                    f"a random tensor, overflow); rerun with the same seed and a breakpoint there.")
-        return (f"NaNGuard: {what} {where}, while every module's output was finite. "
-                f"Check the loss function's inputs and its backward (log of 0, sqrt at 0), or lower the learning rate.")
+    def _message(self): return _non_finite_message(self.found)
 
     def plot(self, figsize=(6, 3.2)):
         "The training loss of every step of the last fit, up to the first non-finite step, which is marked. Returns the figure"
-        from matplotlib.figure import Figure
-        fig = Figure(figsize=figsize, layout='constrained')
-        ax = fig.subplots()
-        losses = list(self.losses)
-        f = self.found
-        bad = self.bad_step if f is not None else None
-        finite = losses[:bad] if bad is not None else losses
-        ax.plot(range(len(finite)), finite, color='C0', label='training loss')
-        if f is not None:
-            at = bad if bad is not None else len(losses) - 0.5
-            what = f"{f['what']} non-finite at epoch {f['epoch']}, batch {f['batch']} ({f['phase']})"
-            ax.axvline(at, color='red', linestyle='--', label=what)
-            if bad is not None and bad < len(losses) and math.isfinite(losses[bad]):
-                ax.scatter([bad], [losses[bad]], color='red', zorder=3) # a finite loss whose gradient was not
-            ax.set_title(f"NaNGuard: {what}", fontsize=10)
-        else: ax.set_title(f"NaNGuard: every loss finite ({len(losses)} steps)", fontsize=10)
-        ax.set_xlabel('training step')
-        ax.set_ylabel('loss')
-        ax.legend(fontsize=8)
-        return fig
+        return _plot_losses(list(self.losses), self.found, self.bad_step, figsize)
 
     def remove(self):
         "Remove the hooks now (fastai skips `after_fit` when a fit dies of an exception other than a cancel)"
