@@ -384,6 +384,7 @@ def _label_leak_result(name:str, threshold:str, split:_LeakSplit, scr:_Scrambles
                        f"On scrambled labels, validation sits at chance: {s['valid_acc']:.4f} vs {s['chance']:.4f} ({sure}); "
                        f"the copies memorized {measured['train_acc']:.4f} of the training labels{power}.")
 
+# %% ../nbs/31_datachecks.ipynb #f69685f7
 @register_check(50)
 def check_label_leak(learn, # the Learner whose split is tested (on copies of its model and loss)
                      steps:int=300, # Adam steps per repeat (fewer when the budget is short)
@@ -548,6 +549,7 @@ def _class_shares_warning(name:str, threshold:str, measured:dict, shares:dict, a
                        f"probability {p:.2g} (chi-square test of homogeneity, {shares['method']}).{note}",
                        "Use a stratified split (e.g. `TrainTestSplitter(stratify=labels)` or `split_per_class`).", claim=claim)
 
+# %% ../nbs/31_datachecks.ipynb #553de6c7
 @register_check(60)
 def check_split_duplicates(learn, # the Learner whose training and validation items are compared
                            max_shared:float=0.0, # largest share of validation items allowed to be copies (same input and target) of training items
@@ -714,6 +716,7 @@ def _normalization_result(name:str, threshold:str, measured:dict, warnings_:list
                        f"No input channel is off mean 0, std 1 by more than |mean| <= {max_abs_mean} x max(1, std) and std in "
                        f"{list(std_range)} allow, within {1 - alpha:.1%} confidence bounds ({sample}).")
 
+# %% ../nbs/31_datachecks.ipynb #e6e73b6b
 @register_check(70)
 def check_input_normalization(learn, # the Learner whose training inputs are measured
                               max_abs_mean:float=0.25, # |mean| of a channel, in units of max(1, its std), above which it is not centred: info

@@ -565,6 +565,7 @@ def _direction_counts(rows:list)->dict:
                      'max_fd_spread': max(r['fd_spread'] for r in rows)}
     return res
 
+# %% ../nbs/32_modelchecks.ipynb #a841239c
 @register_check(15)
 def check_gradient_correctness(learn:Learner, # the Learner, left as it is (a float64 copy of its model is probed)
                                n_items:int=4, # items of one training batch the loss is computed on

@@ -354,6 +354,7 @@ def _baseline_result(name:str, threshold:str, measured:dict, found:dict, task:st
     return CheckResult(name, level, measured, threshold, message, fix, level=level,
                        claim='certain' if n_read >= n_valid else f"measured on {n_read} of {n_valid} items")
 
+# %% ../nbs/33_validchecks.ipynb #45ebb8ca
 @register_check(93)
 def check_metric_baseline(learn, # the Learner whose metrics are evaluated on constant predictions (on copies; every RNG is restored)
                           max_items:int=2048, # validation items read at most (a random sample of larger sets)
