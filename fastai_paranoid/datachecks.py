@@ -5,6 +5,7 @@
 # %% ../nbs/31_datachecks.ipynb #2e372f3f
 from __future__ import annotations
 import contextlib, copy, hashlib, math, time
+from dataclasses import dataclass, field
 import torch
 from torch import nn
 from .core import CheckResult, register_check, preserve_rng, rng_fingerprint, module_paths, CHECK_ALPHA
@@ -237,6 +238,153 @@ def _accuracy_and_chance(model, x, y, bs=1024):
     preds, y = _predictions(model, x, bs), y.cpu()
     return (preds == y).float().mean().item(), _accuracy_and_chance_of(preds, y)
 
+def _repeats_by_nature(name:str, threshold:str, repeats_in_train:dict)->CheckResult:
+    "The 'skipped' result when training inputs recur in training with other targets by nature: copies cannot be told from the task"
+    return CheckResult(name, 'skipped', repeats_in_train, threshold,
+                       f"{repeats_in_train['train_conflicting']:.0%} of the training inputs recur in training with another target: the inputs "
+                       f"repeat by nature (n-gram or language-model data), so validation inputs that recur in training would share their "
+                       f"scrambled labels with no leak, and the test cannot tell copies from the task.",
+                       "check_split_duplicates compares the copies across the split with the training set's own repeat rate.")
+
+def _keys_with_near_copies(keys:list, x_train, x_valid, subset, near:float)->tuple:
+    "`(keys, n_near)`: `keys` (training items, then validation items) where each validation item that is a near copy of a training item in `subset` takes that item's key, so that it shares its scrambled label; `n_near` counts the keys that changed"
+    keys, n_train, n_near = list(keys), len(x_train), 0
+    if not x_train.is_floating_point(): return keys, n_near
+    nearest, is_near = _near_copies(x_train[subset], x_valid, near)
+    for j in torch.nonzero(is_near).flatten().tolist():
+        twin = keys[int(subset[nearest[j]])]
+        if keys[n_train + j] != twin: n_near += 1
+        keys[n_train + j] = twin
+    return keys, n_near
+
+@dataclass
+class _LeakSplit:
+    "The items the shuffled-label test trains and scores on: one input per item, `labels` (training, then validation classes), their `keys` (copies and near copies share one), the random `subset` of training items the copies train on, `n_near` near copies, and whether the budget read every training item (`full`)"
+    x_train: torch.Tensor
+    x_valid: torch.Tensor
+    labels: torch.Tensor
+    keys: list
+    subset: torch.Tensor
+    n_near: int
+    full: bool
+    @property
+    def n_train(self)->int: return len(self.x_train)
+    @property
+    def n_valid(self)->int: return len(self.x_valid)
+
+def _valid_sharing_a_key(split:_LeakSplit)->int:
+    "How many validation items share their key with a training item the copies train on (a copy or a near copy of it)"
+    train_keys = {split.keys[i] for i in split.subset.tolist()}
+    return sum(k in train_keys for k in split.keys[split.n_train:])
+
+def _no_copies_result(name:str, threshold:str, split:_LeakSplit)->CheckResult:
+    "The pass decided before training: no validation item shares its key with a training item the copies would train on"
+    return CheckResult(name, 'passed', dict(n_train=split.n_train, n_valid=split.n_valid, trained_subset=len(split.subset), valid_sharing_a_key=0,
+                                            near_copies=split.n_near), threshold,
+                       f"No validation item is a copy or a near copy of one of the {len(split.subset)} training items the copies would train on "
+                       f"({split.n_valid} validation items hashed and compared): labels scrambled at the source are independent between the "
+                       f"splits, so fresh copies could only score chance on validation, and none was trained"
+                       + ('.' if split.full else f" (its budget read only the first {split.n_train} training items)."))
+
+def _too_slow(name:str, threshold:str, steps_run:int, per_step:float, why:str, needed:int, repeats:int)->CheckResult:
+    "The inconclusive ('skipped') result when the steps the test needs (`needed` per repeat) do not fit in its budget"
+    return CheckResult(name, 'skipped', dict(steps=steps_run, seconds_per_step=per_step), threshold, f"inconclusive: {why}",
+        f"Give it about {per_step * needed * repeats / 0.85:.0f} s: learn.sanity_check(budget=...) or "
+        f"settings={{'check_label_leak': {{'budget': ...}}}}; or a smaller `max_train`.")
+
+@dataclass
+class _Scrambles:
+    "What the repeats of the shuffled-label test measured. Per repeat: the copies' accuracy on their scrambled training labels and its chance level, their validation predictions and the scrambled labels those are scored against, the steps run. `short`: the budget cut the first repeat's steps; `power_left`: the conditional power when a clear pass stopped the repeats early; `slow`: `(steps run, seconds per step, steps that fit)` when the first repeat showed that the steps needed do not fit"
+    train_accs: list = field(default_factory=list)
+    train_chances: list = field(default_factory=list)
+    valid_preds: list = field(default_factory=list)
+    valid_labels: list = field(default_factory=list)
+    steps_run: list = field(default_factory=list)
+    short: bool = False
+    power_left: float|None = None
+    slow: tuple|None = None
+
+def _run_scrambles(learn, split:_LeakSplit, steps:int, repeats:int, bs:int, fit_lr:float, needed:int, seed:int, deadline:Deadline,
+                   alpha:float, min_fit:float, futility:float)->_Scrambles:
+    "Train up to `repeats` fresh copies of the model (seeded `seed + r`) on labels scrambled at the source and predict the validation items; the first repeat finds how many steps fit in its share of `deadline`, the others run as many. Stops after the first when the `needed` steps do not fit, and after any when a clear pass leaves less than `futility` power"
+    res, n_train = _Scrambles(), split.n_train
+    device = next(iter(learn.model.parameters()), torch.empty(0)).device
+    x_train, x_valid, subset = split.x_train.to(device), split.x_valid.to(device), split.subset.to(device)
+    with preserve_rng(learn.dls):
+        for r in range(repeats):
+            scrambled = _scrambled_labels(split.keys, split.labels, torch.Generator().manual_seed(seed + r))
+            ytr, yva = scrambled[:n_train].to(device), scrambled[n_train:]
+            torch.manual_seed(seed + r)
+            model = copy_model(learn.model)
+            _reset_parameters(model)
+            for p in model.parameters(): p.requires_grad_(True)
+            # the first repeat finds how many steps fit (its share of what is left, scoring included); the others run as many
+            share = Deadline(None if deadline.seconds is None else 0.85 * deadline.left / repeats)
+            n = steps if r == 0 else res.steps_run[0]
+            res.steps_run.append(_fit_scrambled(model, copy.deepcopy(learn.loss_func), x_train[subset], ytr[subset], n, bs, fit_lr,
+                                                share if r == 0 else None, min_steps=needed))
+            if r == 0:
+                res.short = res.steps_run[0] < n and (share.expired or res.steps_run[0] == 3)
+                if res.short and res.steps_run[0] < needed:
+                    per_step = share.spent / res.steps_run[0]
+                    if not share.expired: # cut after 3 steps: the forecast that min_steps would not fit
+                        per_step = max(per_step, share.seconds / needed)
+                    res.slow = (res.steps_run[0], per_step, int(share.seconds / per_step))
+                    return res
+            train_acc, train_chance = _accuracy_and_chance(model, x_train[subset], ytr[subset])
+            res.train_accs.append(train_acc)
+            res.train_chances.append(train_chance)
+            res.valid_preds.append(_predictions(model, x_valid))
+            res.valid_labels.append(yva)
+            # a clear pass ends the test early: the copies fit (power), and the matches so far are so near chance that the
+            # remaining repeats, going on as these went, would reach the warning with probability < futility
+            if r + 1 < repeats and sum(res.train_accs) / len(res.train_accs) - sum(res.train_chances) / len(res.train_chances) >= 2 * min_fit:
+                res.power_left = remaining_power(_matches_z(res.valid_preds, res.valid_labels)[0], r + 1, repeats, alpha)
+                if res.power_left < futility: break
+    return res
+
+def _scramble_scores(scr:_Scrambles, seed:int)->dict:
+    "What the repeats scored: the permutation test of the validation matches over them (`z`, `p`, `method`), each repeat's validation accuracy, and the mean accuracies on validation and on the training labels with their chance levels"
+    repeats = len(scr.valid_preds)
+    z, p, method = matches_test(scr.valid_preds, scr.valid_labels, seed=seed)
+    valid_accs = [(pr == y).float().mean().item() for pr, y in zip(scr.valid_preds, scr.valid_labels)]
+    chances = [_accuracy_and_chance_of(pr, y) for pr, y in zip(scr.valid_preds, scr.valid_labels)]
+    return dict(repeats=repeats, z=z, p=p, method=method, valid_accs=valid_accs, valid_acc=sum(valid_accs) / repeats,
+                chance=sum(chances) / repeats, train_acc=sum(scr.train_accs) / repeats, train_chance=sum(scr.train_chances) / repeats)
+
+def _label_leak_result(name:str, threshold:str, split:_LeakSplit, scr:_Scrambles, planned:int, steps:int, budget:float|None,
+                       alpha:float, min_gap:float, min_fit:float, seed:int)->CheckResult:
+    "The verdict of the shuffled-label test: a warning when validation matches its scrambled labels above chance at p < `alpha` and by >= `min_gap`; else inconclusive ('skipped') when the copies fit the scrambled training labels less than `min_fit` above chance; else passed"
+    s = _scramble_scores(scr, seed)
+    repeats, n_valid, z, p = s['repeats'], split.n_valid, s['z'], s['p']
+    measured = dict(valid_acc=s['valid_acc'], chance=s['chance'], z=z, p_value=p, train_acc=s['train_acc'],
+                    valid_accs=[round(a, 4) for a in s['valid_accs']], n_train=split.n_train, n_valid=n_valid, repeats=repeats,
+                    steps=scr.steps_run[0], near_copies=split.n_near)
+    sure = f"z = {z:.2f}, one-sided p = {p:.2g} ({s['method']}) over {repeats} scrambles x {n_valid} validation items"
+    if repeats < planned:
+        measured.update(repeats_planned=planned, power_left=scr.power_left)
+        sure += (f"; stopped after {repeats} of the {planned} scrambles planned: going on as they went, the others would "
+                 f"reach p < {alpha} with probability {scr.power_left:.1g}")
+    power = f"; the copies trained {scr.steps_run[0]} of the {steps} steps wanted, all its {budget:.1f} s budget allowed" if scr.short else ''
+    if not split.full: power += f"; its budget read only the first {split.n_train} training items"
+    near_note = f" ({split.n_near} validation items are near copies of training items)" if split.n_near else ''
+    if p < alpha and s['valid_acc'] - s['chance'] >= min_gap:
+        claim = f"p = {p:.2g} < {alpha}, n = {repeats} x {n_valid} validation predictions"
+        return CheckResult(name, 'warning', measured, threshold,
+                           f"Trained on labels scrambled at the source, fresh copies of the model score {s['valid_acc']:.4f} on validation "
+                           f"where chance is {s['chance']:.4f} ({sure}): validation items carry information from training items{near_note}.",
+                           "Split first, then oversample or augment; look for copies across the split with check_split_duplicates.", claim=claim)
+    if s['train_acc'] - s['train_chance'] < min_fit:
+        return CheckResult(name, 'skipped', measured, threshold,
+                           f"inconclusive: the copies fit only {measured['train_acc']:.4f} of the scrambled training labels "
+                           f"(chance {s['train_chance']:.4f}) in {scr.steps_run[0]} steps{power}: a leak would barely show ({sure}).",
+                           "Give the test more power: a larger budget (learn.sanity_check(budget=...)), more `steps`, a higher `fit_lr`, "
+                           "or a smaller `max_train`.")
+    return CheckResult(name, 'passed', measured, threshold,
+                       f"On scrambled labels, validation sits at chance: {s['valid_acc']:.4f} vs {s['chance']:.4f} ({sure}); "
+                       f"the copies memorized {measured['train_acc']:.4f} of the training labels{power}.")
+
+# %% ../nbs/31_datachecks.ipynb #f69685f7
 @register_check(50)
 def check_label_leak(learn, # the Learner whose split is tested (on copies of its model and loss)
                      steps:int=300, # Adam steps per repeat (fewer when the budget is short)
@@ -272,111 +420,27 @@ def check_label_leak(learn, # the Learner whose split is tested (on copies of it
     x_train, x_valid = train_xs[0], valid_xs[0]
     keys = _item_hashes((torch.cat([x_train, x_valid]),))
     repeats_in_train = repeat_structure(keys[:len(y_train)], _item_hashes((x_train, y_train)))
-    if repeats_in_train['train_conflicting'] >= inherent:
-        return CheckResult(name, 'skipped', repeats_in_train, threshold,
-                           f"{repeats_in_train['train_conflicting']:.0%} of the training inputs recur in training with another target: the inputs "
-                           f"repeat by nature (n-gram or language-model data), so validation inputs that recur in training would share their "
-                           f"scrambled labels with no leak, and the test cannot tell copies from the task.",
-                           "check_split_duplicates compares the copies across the split with the training set's own repeat rate.")
-    labels = torch.cat([y_train, y_valid])
+    if repeats_in_train['train_conflicting'] >= inherent: return _repeats_by_nature(name, threshold, repeats_in_train)
     # one subset for every repeat; near copies (augmented, re-encoded) of its items are given their item's key, so they share its scrambled label
     subset = torch.randperm(len(y_train), generator=torch.Generator().manual_seed(seed))[:max_train or len(y_train)]
-    n_near = 0
-    if x_train.is_floating_point():
-        nearest, is_near = _near_copies(x_train[subset], x_valid, near)
-        for j in torch.nonzero(is_near).flatten().tolist():
-            twin = keys[int(subset[nearest[j]])]
-            if keys[len(y_train) + j] != twin: n_near += 1
-            keys[len(y_train) + j] = twin
+    keys, n_near = _keys_with_near_copies(keys, x_train, x_valid, subset, near)
+    split = _LeakSplit(x_train, x_valid, torch.cat([y_train, y_valid]), keys, subset, n_near, full)
     # decided before training: a validation item can match its scrambled label above chance only through a training item the
     # copies train on that shares its key (a copy or a near copy); with none, its label is independent of all they see
-    train_keys = {keys[i] for i in subset.tolist()}
-    shared = sum(k in train_keys for k in keys[len(y_train):])
-    if not shared and decide_without_copies:
-        return CheckResult(name, 'passed', dict(n_train=len(y_train), n_valid=len(y_valid), trained_subset=len(subset), valid_sharing_a_key=0,
-                                                near_copies=n_near), threshold,
-                           f"No validation item is a copy or a near copy of one of the {len(subset)} training items the copies would train on "
-                           f"({len(y_valid)} validation items hashed and compared): labels scrambled at the source are independent between the "
-                           f"splits, so fresh copies could only score chance on validation, and none was trained"
-                           + ('.' if full else f" (its budget read only the first {len(y_train)} training items)."))
+    if decide_without_copies and not _valid_sharing_a_key(split): return _no_copies_result(name, threshold, split)
     bs = min(bs or learn.dls.train.bs or 64, len(y_train), max_train or len(y_train))
+    needed = min(min_steps, steps)
     per_step = SHARED.note(learn, 'step_seconds') # in a run of checks, what a training step of a copy took (check_lr's short run)
-    if budget is not None and per_step is not None and per_step * min(min_steps, steps) * repeats > 2 * 0.85 * deadline.left:
-        return CheckResult(name, 'skipped', dict(steps=0, seconds_per_step=per_step), threshold,
-            f"inconclusive: a training step of a copy of the model takes {per_step:.2f} s here, so only {int(0.85 * deadline.left / repeats / per_step)} of the "
-            f"{min(min_steps, steps)}+ steps the test needs to memorize scrambled labels would fit in its {budget:.1f} s budget: not started.",
-            f"Give it about {per_step * min(min_steps, steps) * repeats / 0.85:.0f} s: learn.sanity_check(budget=...) or "
-            f"settings={{'check_label_leak': {{'budget': ...}}}}; or a smaller `max_train`.")
-    device = next(iter(learn.model.parameters()), torch.empty(0)).device
-    x_train, x_valid, subset = x_train.to(device), x_valid.to(device), subset.to(device)
-    train_accs, train_chances, valid_preds, valid_labels, steps_run, short = [], [], [], [], [], False
-    with preserve_rng(learn.dls):
-        for r in range(repeats):
-            g = torch.Generator().manual_seed(seed + r)
-            scrambled = _scrambled_labels(keys, labels, g)
-            ytr, yva = scrambled[:len(y_train)].to(device), scrambled[len(y_train):]
-            torch.manual_seed(seed + r)
-            model = copy_model(learn.model)
-            _reset_parameters(model)
-            for p in model.parameters(): p.requires_grad_(True)
-            # the first repeat finds how many steps fit (its share of what is left, scoring included); the others run as many
-            share = Deadline(None if budget is None else 0.85 * deadline.left / repeats)
-            n = steps if r == 0 else steps_run[0]
-            steps_run.append(_fit_scrambled(model, copy.deepcopy(learn.loss_func), x_train[subset], ytr[subset], n, bs, fit_lr,
-                                            share if r == 0 else None, min_steps=min(min_steps, steps)))
-            if r == 0:
-                short = steps_run[0] < n and (share.expired or steps_run[0] == 3)
-                if short and steps_run[0] < min(min_steps, steps):
-                    per_step = share.spent / steps_run[0]
-                    if not share.expired: # cut after 3 steps: the forecast that min_steps would not fit
-                        per_step = max(per_step, share.seconds / min(min_steps, steps))
-                    return CheckResult(name, 'skipped', dict(steps=steps_run[0], seconds_per_step=per_step), threshold,
-                        f"inconclusive: a step of the copies takes {per_step:.2f} s, so only {int(share.seconds / per_step)} of the "
-                        f"{min(min_steps, steps)}+ steps the test needs to memorize scrambled labels fit in its {budget:.1f} s budget.",
-                        f"Give it about {per_step * min(min_steps, steps) * repeats / 0.85:.0f} s: learn.sanity_check(budget=...) or "
-                        f"settings={{'check_label_leak': {{'budget': ...}}}}; or a smaller `max_train`.")
-            train_acc, train_chance = _accuracy_and_chance(model, x_train[subset], ytr[subset])
-            train_accs.append(train_acc)
-            train_chances.append(train_chance)
-            valid_preds.append(_predictions(model, x_valid))
-            valid_labels.append(yva)
-            # a clear pass ends the test early: the copies fit (power), and the matches so far are so near chance that the
-            # remaining repeats, going on as these went, would reach the warning with probability < futility
-            if r + 1 < repeats and sum(train_accs) / len(train_accs) - sum(train_chances) / len(train_chances) >= 2 * min_fit:
-                power_left = remaining_power(_matches_z(valid_preds, valid_labels)[0], r + 1, repeats, alpha)
-                if power_left < futility: break
-    planned, repeats = repeats, len(valid_preds)
-    z, p, method = matches_test(valid_preds, valid_labels, seed=seed)
-    valid_accs = [(pr == y).float().mean().item() for pr, y in zip(valid_preds, valid_labels)]
-    chances = [_accuracy_and_chance_of(pr, y) for pr, y in zip(valid_preds, valid_labels)]
-    mean_valid_acc, mean_chance = sum(valid_accs) / repeats, sum(chances) / repeats
-    fit_gap = sum(train_accs) / repeats - sum(train_chances) / repeats
-    measured = dict(valid_acc=mean_valid_acc, chance=mean_chance, z=z, p_value=p, train_acc=sum(train_accs) / repeats,
-                    valid_accs=[round(a, 4) for a in valid_accs], n_train=len(y_train), n_valid=len(y_valid), repeats=repeats,
-                    steps=steps_run[0], near_copies=n_near)
-    sure = f"z = {z:.2f}, one-sided p = {p:.2g} ({method}) over {repeats} scrambles x {len(y_valid)} validation items"
-    if repeats < planned:
-        measured.update(repeats_planned=planned, power_left=power_left)
-        sure += (f"; stopped after {repeats} of the {planned} scrambles planned: going on as they went, the others would "
-                 f"reach p < {alpha} with probability {power_left:.1g}")
-    power = f"; the copies trained {steps_run[0]} of the {steps} steps wanted, all its {budget:.1f} s budget allowed" if short else ''
-    if not full: power += f"; its budget read only the first {len(y_train)} training items"
-    near_note = f" ({n_near} validation items are near copies of training items)" if n_near else ''
-    if p < alpha and mean_valid_acc - mean_chance >= min_gap:
-        claim = f"p = {p:.2g} < {alpha}, n = {repeats} x {len(y_valid)} validation predictions"
-        return CheckResult(name, 'warning', measured, threshold,
-                           f"Trained on labels scrambled at the source, fresh copies of the model score {mean_valid_acc:.4f} on validation "
-                           f"where chance is {mean_chance:.4f} ({sure}): validation items carry information from training items{near_note}.",
-                           "Split first, then oversample or augment; look for copies across the split with check_split_duplicates.", claim=claim)
-    if fit_gap < min_fit:
-        return CheckResult(name, 'skipped', measured, threshold,
-                           f"inconclusive: the copies fit only {measured['train_acc']:.4f} of the scrambled training labels "
-                           f"(chance {sum(train_chances) / repeats:.4f}) in {steps_run[0]} steps{power}: a leak would barely show ({sure}).",
-                           "Give the test more power: a larger budget (learn.sanity_check(budget=...)), more `steps`, a higher `fit_lr`, "
-                           "or a smaller `max_train`.")
-    return CheckResult(name, 'passed', measured, threshold,
-                       f"On scrambled labels, validation sits at chance: {mean_valid_acc:.4f} vs {mean_chance:.4f} ({sure}); "
-                       f"the copies memorized {measured['train_acc']:.4f} of the training labels{power}.")
+    if budget is not None and per_step is not None and per_step * needed * repeats > 2 * 0.85 * deadline.left:
+        return _too_slow(name, threshold, 0, per_step, f"a training step of a copy of the model takes {per_step:.2f} s here, so only "
+                         f"{int(0.85 * deadline.left / repeats / per_step)} of the {needed}+ steps the test needs to memorize scrambled "
+                         f"labels would fit in its {budget:.1f} s budget: not started.", needed, repeats)
+    scr = _run_scrambles(learn, split, steps, repeats, bs, fit_lr, needed, seed, deadline, alpha, min_fit, futility)
+    if scr.slow is not None:
+        steps_run, per_step, fit = scr.slow
+        return _too_slow(name, threshold, steps_run, per_step, f"a step of the copies takes {per_step:.2f} s, so only {fit} of the "
+                         f"{needed}+ steps the test needs to memorize scrambled labels fit in its {budget:.1f} s budget.", needed, repeats)
+    return _label_leak_result(name, threshold, split, scr, repeats, steps, budget, alpha, min_gap, min_fit, seed)
 
 # %% ../nbs/31_datachecks.ipynb #974ab62c
 def _class_counts(y, n_classes):
@@ -410,6 +474,82 @@ def _binom_sf(k, n, p):
     from scipy.stats import binom
     return float(binom.sf(k - 1, n, p))
 
+def _split_copies(x_train:tuple, y_train:tuple, x_valid:tuple, y_valid:tuple)->tuple:
+    "`(measured, shared, first_in_train)`: the counts of copies across the split and of repeats within training, the `(validation index, training index)` pairs of copies (same input and target), and the first training index of each distinct training item"
+    train_inputs, valid_inputs = _item_hashes(x_train), _item_hashes(x_valid)
+    train_pairs, valid_pairs = _item_hashes(x_train + y_train), _item_hashes(x_valid + y_valid)
+    first_in_train, first_input = {}, {}
+    for i, (h, hi) in enumerate(zip(train_pairs, train_inputs)):
+        first_in_train.setdefault(h, i)
+        first_input.setdefault(hi, i)
+    shared = [(j, first_in_train[h]) for j, h in enumerate(valid_pairs) if h in first_in_train]
+    n_train, n_valid = len(train_pairs), len(valid_pairs)
+    repeats = repeat_structure(train_inputs, train_pairs)
+    measured = dict(n_train=n_train, n_valid=n_valid, valid_in_train=len(shared), shared_pct=len(shared) / n_valid,
+                    train_repeats=n_train - len(first_in_train),
+                    conflicting_labels=sum(h in first_input and valid_pairs[j] not in first_in_train for j, h in enumerate(valid_inputs)),
+                    **repeats)
+    return measured, shared, first_in_train
+
+def _copies_result(name:str, threshold:str, measured:dict, shared:list, by_nature:bool, max_shared:float, alpha:float,
+                   n_examples:int, cut:str)->CheckResult|None:
+    "The verdict on copies across the split, or None when they decide nothing: failed when more than `max_shared` of validation copies training items; where the data repeats by nature, a warning only when the copies exceed its own repeat rate at p < `alpha` (`measured['p_value']`)"
+    n_valid = measured['n_valid']
+    examples = ', '.join(f"valid[{j}]=train[{i}]" for j, i in shared[:n_examples])
+    if shared and by_nature:
+        p = measured['p_value']
+        claim = f"p = {p:.2g} < {alpha}, n = {n_valid} validation items"
+        if p < alpha:
+            return CheckResult(name, 'warning', measured, threshold,
+                f"{len(shared)} of {n_valid} validation items ({measured['shared_pct']:.1%}) repeat a training item, input and target, e.g. {examples}; "
+                f"this data repeats by nature ({measured['train_conflicting']:.0%} of training items recur with another target), but only "
+                f"{measured['train_pair_repeats']:.1%} of training items recur within training ({claim}){cut}.",
+                "Split first, then oversample or augment; deduplicate before splitting.", claim=claim)
+    elif len(shared) / n_valid > max_shared:
+        return CheckResult(name, 'failed', measured, threshold,
+                           f"{len(shared)} of {n_valid} validation items ({measured['shared_pct']:.1%}) are byte-identical to "
+                           f"training items after the pipeline, inputs and targets, e.g. {examples}; validation scores on them measure memory, not generalization{cut}.",
+                           "Split first, then oversample or augment; drop the copies from the validation set (deduplicate before splitting).",
+                           claim='certain')
+    return None
+
+def _repeats_note(measured:dict, shared:list)->str:
+    "The passing verdict's note on validation inputs that recur in training with another target, and on copies within the data's own repeat rate"
+    note = (f" {measured['conflicting_labels']} validation inputs recur in training with another target (not copies)."
+            if measured['conflicting_labels'] else '')
+    note += (f" The data repeats by nature: {measured['train_conflicting']:.0%} of training items recur in training with another target, and "
+            f"the {len(shared)} validation items that repeat a training item ({measured['shared_pct']:.1%}) are within its own repeat rate "
+            f"({measured['train_pair_repeats']:.1%}, p = {measured['p_value']:.2g}).") if shared else ''
+    return note
+
+def _class_shares(ytr:torch.Tensor, yva:torch.Tensor, first_in_train:dict, train_repeats:int)->dict:
+    "The class counts of the splits and the test of their homogeneity: `evidence` (what goes into the result's numbers), the training counts per distinct item (`distinct`, `n_distinct`: oversampling repeats items on purpose, and the split's balance is that of the distinct items) and the test's `method`"
+    n_classes = int(max(ytr.max(), yva.max())) + 1
+    ctr, cva = _class_counts(ytr, n_classes), _class_counts(yva, n_classes)
+    distinct = ytr[sorted(first_in_train.values())] if train_repeats else ytr
+    cdi = _class_counts(distinct, n_classes)
+    stat, p, method = class_shares_test(cdi, cva)
+    evidence = dict(train_classes=ctr, valid_classes=cva, classes=sum((a + b) > 0 for a, b in zip(cdi, cva)),
+                    class_shift=0.5 * sum(abs(a / len(distinct) - b / len(yva)) for a, b in zip(cdi, cva)), class_p=p)
+    if train_repeats: evidence['train_classes_distinct'] = cdi
+    return dict(evidence=evidence, distinct=cdi, n_distinct=len(distinct), method=method)
+
+def _class_shares_warning(name:str, threshold:str, measured:dict, shares:dict, alpha:float, note:str)->CheckResult|None:
+    "The warning when the class shares of the splits differ more than a random split's would at p < `alpha`, else None"
+    p, cdi, cva = measured['class_p'], shares['distinct'], measured['valid_classes']
+    if not p < alpha: return None
+    missing = [c for c in range(len(cdi)) if (cdi[c] == 0) != (cva[c] == 0)]
+    what = f"class shares differ by {measured['class_shift']:.1%} (total variation) between the splits"
+    if missing: what += f", classes {missing} appear in only one split"
+    if 'train_classes_distinct' in measured: what += f" (training counted once per distinct item: {cdi})"
+    claim = (f"p = {p:.2g} < {alpha}, n_train = {shares['n_distinct']}, n_valid = {measured['n_valid']}, {measured['classes']} classes "
+             f"({shares['method']})")
+    return CheckResult(name, 'warning', measured, threshold,
+                       f"No copies, but {what}: train {measured['train_classes']}, valid {cva}; a random split differs this much with "
+                       f"probability {p:.2g} (chi-square test of homogeneity, {shares['method']}).{note}",
+                       "Use a stratified split (e.g. `TrainTestSplitter(stratify=labels)` or `split_per_class`).", claim=claim)
+
+# %% ../nbs/31_datachecks.ipynb #553de6c7
 @register_check(60)
 def check_split_duplicates(learn, # the Learner whose training and validation items are compared
                            max_shared:float=0.0, # largest share of validation items allowed to be copies (same input and target) of training items
@@ -430,73 +570,29 @@ def check_split_duplicates(learn, # the Learner whose training and validation it
     complete = full_train and full_valid
     cut = '' if complete else (f" (only the first {len(x_train[0])} training and {len(x_valid[0])} validation items, in dataset order, "
                                f"were read in its {budget:.1f} s budget)")
-    train_inputs, valid_inputs = _item_hashes(x_train), _item_hashes(x_valid)
-    train_pairs, valid_pairs = _item_hashes(x_train + y_train), _item_hashes(x_valid + y_valid)
-    first_in_train, first_input = {}, {}
-    for i, (h, hi) in enumerate(zip(train_pairs, train_inputs)):
-        first_in_train.setdefault(h, i)
-        first_input.setdefault(hi, i)
-    shared = [(j, first_in_train[h]) for j, h in enumerate(valid_pairs) if h in first_in_train]
-    n_train, n_valid = len(train_pairs), len(valid_pairs)
-    repeats = repeat_structure(train_inputs, train_pairs)
-    measured = dict(n_train=n_train, n_valid=n_valid, valid_in_train=len(shared), shared_pct=len(shared) / n_valid,
-                    train_repeats=n_train - len(first_in_train),
-                    conflicting_labels=sum(h in first_input and valid_pairs[j] not in first_in_train for j, h in enumerate(valid_inputs)),
-                    **repeats)
-    examples = ', '.join(f"valid[{j}]=train[{i}]" for j, i in shared[:n_examples])
-    by_nature = repeats['train_conflicting'] >= inherent
+    measured, shared, first_in_train = _split_copies(x_train, y_train, x_valid, y_valid)
+    by_nature = measured['train_conflicting'] >= inherent
     if shared and by_nature: # the task repeats its inputs (and their targets) by nature: copies are a leak only above its own rate
-        p = _binom_sf(len(shared), n_valid, repeats['train_pair_repeats'])
-        measured['p_value'] = p
-        claim = f"p = {p:.2g} < {alpha}, n = {n_valid} validation items"
-        if p < alpha:
-            return CheckResult(name, 'warning', measured, threshold,
-                f"{len(shared)} of {n_valid} validation items ({measured['shared_pct']:.1%}) repeat a training item, input and target, e.g. {examples}; "
-                f"this data repeats by nature ({repeats['train_conflicting']:.0%} of training items recur with another target), but only "
-                f"{repeats['train_pair_repeats']:.1%} of training items recur within training ({claim}){cut}.",
-                "Split first, then oversample or augment; deduplicate before splitting.", claim=claim)
-    elif len(shared) / n_valid > max_shared:
-        return CheckResult(name, 'failed', measured, threshold,
-                           f"{len(shared)} of {n_valid} validation items ({measured['shared_pct']:.1%}) are byte-identical to "
-                           f"training items after the pipeline, inputs and targets, e.g. {examples}; validation scores on them measure memory, not generalization{cut}.",
-                           "Split first, then oversample or augment; drop the copies from the validation set (deduplicate before splitting).",
-                           claim='certain')
+        measured['p_value'] = _binom_sf(len(shared), measured['n_valid'], measured['train_pair_repeats'])
+    copies = _copies_result(name, threshold, measured, shared, by_nature, max_shared, alpha, n_examples, cut)
+    if copies is not None: return copies
     if not complete:
         return CheckResult(name, 'skipped', measured, threshold,
-                           f"No copy among the items read, but its {budget:.1f} s budget read only {n_train} training and {n_valid} validation items "
-                           f"(the first, in dataset order): too few to say there are none, or to compare the class shares.",
+                           f"No copy among the items read, but its {budget:.1f} s budget read only {measured['n_train']} training and "
+                           f"{measured['n_valid']} validation items (the first, in dataset order): too few to say there are none, or to compare the class shares.",
                            "Give it more time: learn.sanity_check(budget=...) or settings={'check_split_duplicates': {'budget': 30}}.")
-    note = (f" {measured['conflicting_labels']} validation inputs recur in training with another target (not copies)."
-            if measured['conflicting_labels'] else '')
-    note += (f" The data repeats by nature: {repeats['train_conflicting']:.0%} of training items recur in training with another target, and "
-            f"the {len(shared)} validation items that repeat a training item ({measured['shared_pct']:.1%}) are within its own repeat rate "
-            f"({repeats['train_pair_repeats']:.1%}, p = {measured['p_value']:.2g}).") if shared else ''
+    note = _repeats_note(measured, shared)
     ytr, yva = _class_labels(y_train), _class_labels(y_valid)
     if by_nature: note += " Class shares are not compared: the targets of data that repeats by nature (next tokens) need no random split."
     elif ytr is not None and yva is not None:
-        n_classes = int(max(ytr.max(), yva.max())) + 1
-        ctr, cva = _class_counts(ytr, n_classes), _class_counts(yva, n_classes)
-        # oversampling repeats training items on purpose: the split's balance is that of the distinct items
-        distinct = ytr[sorted(first_in_train.values())] if measured['train_repeats'] else ytr
-        cdi = _class_counts(distinct, n_classes)
-        stat, p, method = class_shares_test(cdi, cva)
-        measured.update(train_classes=ctr, valid_classes=cva, classes=sum((a + b) > 0 for a, b in zip(cdi, cva)),
-                        class_shift=0.5 * sum(abs(a / len(distinct) - b / n_valid) for a, b in zip(cdi, cva)), class_p=p)
-        if distinct is not ytr: measured['train_classes_distinct'] = cdi
-        if p < alpha:
-            missing = [c for c in range(n_classes) if (cdi[c] == 0) != (cva[c] == 0)]
-            what = f"class shares differ by {measured['class_shift']:.1%} (total variation) between the splits"
-            if missing: what += f", classes {missing} appear in only one split"
-            if distinct is not ytr: what += f" (training counted once per distinct item: {cdi})"
-            claim = f"p = {p:.2g} < {alpha}, n_train = {len(distinct)}, n_valid = {n_valid}, {measured['classes']} classes ({method})"
-            return CheckResult(name, 'warning', measured, threshold,
-                               f"No copies, but {what}: train {ctr}, valid {cva}; a random split differs this much with probability {p:.2g} "
-                               f"(chi-square test of homogeneity, {method}).{note}",
-                               "Use a stratified split (e.g. `TrainTestSplitter(stratify=labels)` or `split_per_class`).", claim=claim)
-        note += f" Class shares are consistent with a random split (p = {p:.2g}, {measured['classes']} classes)."
+        shares = _class_shares(ytr, yva, first_in_train, measured['train_repeats'])
+        measured.update(shares['evidence'])
+        warning = _class_shares_warning(name, threshold, measured, shares, alpha, note)
+        if warning is not None: return warning
+        note += f" Class shares are consistent with a random split (p = {measured['class_p']:.2g}, {measured['classes']} classes)."
     return CheckResult(name, 'passed', measured, threshold,
                        (f"No copies beyond the data's own repeats" if shared else "No validation item is a copy of a training item") +
-                       f" ({n_valid} validation, {n_train} training items hashed).{note}")
+                       f" ({measured['n_valid']} validation, {measured['n_train']} training items hashed).{note}")
 
 # %% ../nbs/31_datachecks.ipynb #f54b031b
 from torch.nn.modules.batchnorm import _BatchNorm
@@ -558,6 +654,69 @@ def channel_bounds(x:torch.Tensor, # float inputs `(N, C, ...)` (per channel) or
     return dict(mean=mean, std=var.sqrt(), abs_mean_low=(mean.abs() - z * se_mean).clamp_min(0), abs_mean_high=mean.abs() + z * se_mean,
                 std_low=(var - z * se_var).clamp_min(0).sqrt(), std_high=(var + z * se_var).sqrt(), n=n, z=z)
 
+def _values_text(values:torch.Tensor, unit:str):
+    "Per-channel values as evidence: rounded, or their range when there are more than 16"
+    return [round(v, 4) for v in values.tolist()] if len(values) <= 16 else f"{len(values)} {unit}s, from {values.min():.3g} to {values.max():.3g}"
+
+def _normalization_fix(label:str, mean:torch.Tensor, std:torch.Tensor, unit:str)->str:
+    "How to normalize one input: `Normalize.from_stats` with its statistics for up to 8 channels, standardization for more"
+    if len(mean) <= 8:
+        return (f"normalize {label} with its training statistics: `batch_tfms=Normalize.from_stats({[round(v, 4) for v in mean.tolist()]}, "
+                f"{[round(v, 4) for v in std.tolist()]})`")
+    return (f"standardize {label}'s {len(mean)} {unit}s with their training statistics (tabular: `procs=[Normalize]`; tensors: "
+            f"`(x - x_train.mean(0)) / x_train.std(0)` before building the DataLoaders)")
+
+def _normalization_finding(x:torch.Tensor, label:str, bounds:dict, consumer, max_abs_mean:float, std_range:tuple, far_mean:float,
+                           far_std:float)->dict:
+    "What the bounds of one input's channels say: `undecided` (channels that look far off, but whose bounds cannot tell), and when a channel is off, `text` (what is off, its worst channels), `warn` (far off, into a first layer `consumer` that does not normalize) and `fix`"
+    unit = 'channel' if x.ndim > 2 else 'feature'
+    mean, std = bounds['mean'].float(), bounds['std'].float()
+    live = bounds['std_high'] > 1e-8 # constant features (always-black border pixels) carry nothing to normalize
+    scale_high = bounds['std_high'].clamp_min(1)
+    far = live & (((bounds['abs_mean_low'] > far_mean * scale_high) & (bounds['abs_mean_low'] > far_std)) | (bounds['std_low'] > far_std))
+    off = live & ((bounds['abs_mean_low'] > max_abs_mean * scale_high) | (bounds['std_high'] < std_range[0]) | (bounds['std_low'] > std_range[1]))
+    maybe_far = live & ~far & (((mean.abs() > far_mean * std.clamp_min(1)) & (mean.abs() > far_std)) | (std > far_std))
+    res = dict(undecided=f"{label}: {int(maybe_far.sum())} {unit}s" if maybe_far.any() else None, text=None)
+    if not off.any(): return res
+    picked = far if far.any() else off
+    worst = sorted(torch.nonzero(picked).flatten().tolist(), key=lambda c: -(abs(mean[c]) + abs(math.log(max(std[c].item(), 1e-12)))))[:3]
+    worst_text = ', '.join(f"{unit} {c} mean {mean[c]:.3g} std {std[c]:.3g}" for c in worst)
+    unit_range = bool(x.min() >= 0 and x.max() <= 1)
+    normalizes = isinstance(consumer, _NORM_LAYERS)
+    what = "lies in [0, 1]" if unit_range else ("is far from mean 0, std 1" if far.any() else "is not standardized")
+    text = (f"{label} {what}: {int(picked.sum())} of {len(mean)} {unit}s {'far ' if far.any() else ''}outside "
+            f"|mean| <= {far_mean if far.any() else max_abs_mean} x max(1, std), std {'<= ' + str(far_std) if far.any() else 'in ' + str(list(std_range))}"
+            f"{' (' + str(int((~live).sum())) + ' constant ' + unit + 's left out)' if (~live).any() else ''}; worst: {worst_text}")
+    res['warn'] = bool(far.any() and not normalizes)
+    res['text'] = text if res['warn'] else text + (f"; the model's first layer {type(consumer).__name__} normalizes it" if normalizes else '')
+    res['fix'] = _normalization_fix(label, mean, std, unit)
+    return res
+
+def _normalization_result(name:str, threshold:str, measured:dict, warnings_:list, notes:list, fixes:list, undecided:list,
+                          alpha:float, max_abs_mean:float, std_range:tuple)->CheckResult:
+    "The verdict from the findings of every input: a warning when one is far off into a model that does not normalize it; skipped when some look far off but cannot be bounded; a note when one is off; else passed"
+    n, complete = measured['n_items'], measured['whole_training_set']
+    sample = f"n = {n} training items" + (' (all of them)' if complete else ' (a random sample)')
+    fix = '; '.join(fixes)
+    fix = fix[:1].upper() + fix[1:] + '.' if fix else ''
+    if warnings_:
+        claim = 'certain' if complete else f"{1 - alpha:.1%} confidence bounds, {sample}"
+        return CheckResult(name, 'warning', measured, threshold, '; '.join(warnings_ + notes) + f" ({sample}). Inputs this far off slow training "
+                           "and make learning rates hard to choose.", fix, claim=claim)
+    if undecided:
+        return CheckResult(name, 'skipped', measured, threshold,
+                           f"Some inputs look far off but {sample} cannot bound them ({'; '.join(undecided)}).",
+                           "Give it more items: settings={'check_input_normalization': {'max_items': 4096}}, or more budget.")
+    if notes:
+        return CheckResult(name, 'info', measured, threshold,
+                           '; '.join(notes) + f" ({sample}). Networks with BatchNorm train fine on such inputs, and fastai's vision_learner "
+                           "adds a Normalize only with pretrained weights (their statistics); standardizing still helps plain networks.",
+                           fix, claim='certain' if complete else f"{1 - alpha:.1%} confidence bounds, {sample}")
+    return CheckResult(name, 'passed', measured, threshold,
+                       f"No input channel is off mean 0, std 1 by more than |mean| <= {max_abs_mean} x max(1, std) and std in "
+                       f"{list(std_range)} allow, within {1 - alpha:.1%} confidence bounds ({sample}).")
+
+# %% ../nbs/31_datachecks.ipynb #e6e73b6b
 @register_check(70)
 def check_input_normalization(learn, # the Learner whose training inputs are measured
                               max_abs_mean:float=0.25, # |mean| of a channel, in units of max(1, its std), above which it is not centred: info
@@ -589,52 +748,14 @@ def check_input_normalization(learn, # the Learner whose training inputs are mea
         bounds = channel_bounds(x, alpha)
         label = f"input {i}" if len(inputs) > 1 else "input"
         unit = 'channel' if x.ndim > 2 else 'feature'
-        mean, std = bounds['mean'].float(), bounds['std'].float()
-        measured[f'{label} mean'] = [round(v, 4) for v in mean.tolist()] if len(mean) <= 16 else f"{len(mean)} {unit}s, from {mean.min():.3g} to {mean.max():.3g}"
-        measured[f'{label} std'] = [round(v, 4) for v in std.tolist()] if len(std) <= 16 else f"{len(std)} {unit}s, from {std.min():.3g} to {std.max():.3g}"
-        live = bounds['std_high'] > 1e-8 # constant features (always-black border pixels) carry nothing to normalize
-        scale_high = bounds['std_high'].clamp_min(1)
-        far = live & (((bounds['abs_mean_low'] > far_mean * scale_high) & (bounds['abs_mean_low'] > far_std)) | (bounds['std_low'] > far_std))
-        off = live & ((bounds['abs_mean_low'] > max_abs_mean * scale_high) | (bounds['std_high'] < std_range[0]) | (bounds['std_low'] > std_range[1]))
-        maybe_far = live & ~far & (((mean.abs() > far_mean * std.clamp_min(1)) & (mean.abs() > far_std)) | (std > far_std))
-        if maybe_far.any(): undecided.append(f"{label}: {int(maybe_far.sum())} {unit}s")
-        if not off.any(): continue
-        picked = far if far.any() else off
-        worst = sorted(torch.nonzero(picked).flatten().tolist(), key=lambda c: -(abs(mean[c]) + abs(math.log(max(std[c].item(), 1e-12)))))[:3]
-        worst_text = ', '.join(f"{unit} {c} mean {mean[c]:.3g} std {std[c]:.3g}" for c in worst)
-        unit_range = bool(x.min() >= 0 and x.max() <= 1)
-        normalizes = isinstance(consumers.get(i), _NORM_LAYERS)
-        what = "lies in [0, 1]" if unit_range else ("is far from mean 0, std 1" if far.any() else "is not standardized")
-        text = (f"{label} {what}: {int(picked.sum())} of {len(mean)} {unit}s {'far ' if far.any() else ''}outside "
-                f"|mean| <= {far_mean if far.any() else max_abs_mean} x max(1, std), std {'<= ' + str(far_std) if far.any() else 'in ' + str(list(std_range))}"
-                f"{' (' + str(int((~live).sum())) + ' constant ' + unit + 's left out)' if (~live).any() else ''}; worst: {worst_text}")
-        if far.any() and not normalizes: warnings_.append(text)
-        else: notes.append(text + (f"; the model's first layer {type(consumers[i]).__name__} normalizes it" if normalizes else ''))
-        if len(mean) <= 8:
-            fixes.append(f"normalize {label} with its training statistics: `batch_tfms=Normalize.from_stats({[round(v, 4) for v in mean.tolist()]}, "
-                         f"{[round(v, 4) for v in std.tolist()]})`")
-        else:
-            fixes.append(f"standardize {label}'s {len(mean)} {unit}s with their training statistics (tabular: `procs=[Normalize]`; tensors: "
-                         f"`(x - x_train.mean(0)) / x_train.std(0)` before building the DataLoaders)")
-    sample = f"n = {n} training items" + (' (all of them)' if complete else ' (a random sample)')
-    fix = '; '.join(fixes)
-    fix = fix[:1].upper() + fix[1:] + '.' if fix else ''
-    if warnings_:
-        claim = 'certain' if complete else f"{1 - alpha:.1%} confidence bounds, {sample}"
-        return CheckResult(name, 'warning', measured, threshold, '; '.join(warnings_ + notes) + f" ({sample}). Inputs this far off slow training "
-                           "and make learning rates hard to choose.", fix, claim=claim)
-    if undecided:
-        return CheckResult(name, 'skipped', measured, threshold,
-                           f"Some inputs look far off but {sample} cannot bound them ({'; '.join(undecided)}).",
-                           "Give it more items: settings={'check_input_normalization': {'max_items': 4096}}, or more budget.")
-    if notes:
-        return CheckResult(name, 'info', measured, threshold,
-                           '; '.join(notes) + f" ({sample}). Networks with BatchNorm train fine on such inputs, and fastai's vision_learner "
-                           "adds a Normalize only with pretrained weights (their statistics); standardizing still helps plain networks.",
-                           fix, claim='certain' if complete else f"{1 - alpha:.1%} confidence bounds, {sample}")
-    return CheckResult(name, 'passed', measured, threshold,
-                       f"No input channel is off mean 0, std 1 by more than |mean| <= {max_abs_mean} x max(1, std) and std in "
-                       f"{list(std_range)} allow, within {1 - alpha:.1%} confidence bounds ({sample}).")
+        measured[f'{label} mean'] = _values_text(bounds['mean'].float(), unit)
+        measured[f'{label} std'] = _values_text(bounds['std'].float(), unit)
+        finding = _normalization_finding(x, label, bounds, consumers.get(i), max_abs_mean, std_range, far_mean, far_std)
+        if finding['undecided']: undecided.append(finding['undecided'])
+        if finding['text'] is None: continue
+        (warnings_ if finding['warn'] else notes).append(finding['text'])
+        fixes.append(finding['fix'])
+    return _normalization_result(name, threshold, measured, warnings_, notes, fixes, undecided, alpha, max_abs_mean, std_range)
 
 # %% ../nbs/31_datachecks.ipynb #7d1a65a3
 def _off_diagonal(out, inputs, rows):

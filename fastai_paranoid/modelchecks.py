@@ -523,6 +523,49 @@ def _gradient_result(name, measured, threshold, rows, names, defined, upstream, 
         f"differences disagree between step sizes (a forward with kinks, jumps or noise at this scale).",
         f"Check {names} alone: {gradcheck}.")
 
+def _first_items(b:tuple, n:int)->tuple:
+    "The first `n` items of each tensor with a batch dimension in `b`"
+    return tuple(x[:n] if isinstance(x, torch.Tensor) and x.ndim else x for x in b)
+
+def _function_names(mine:dict)->tuple:
+    "`(names, defined)`: the custom Functions' names, sorted, and where each is defined"
+    classes = sorted(mine, key=lambda c: c.__qualname__)
+    return ', '.join(c.__qualname__ for c in classes), ', '.join(f"{c.__qualname__} at {at}" for c in classes if (at := _defined_at(c)))
+
+def _float64_gradient(learn, model, named:dict, xb:tuple, yb:tuple, seed:int)->tuple:
+    "`(f, loss)`: `model` converted to float64 in place, its loss on the batch as a function of the parameters `named`, and that loss's value, with backward run on it (their gradients in `.grad`); raises when the model cannot run in float64"
+    model.double()
+    f = _Float64Loss(model, _float64_loss(learn.loss_func), _as_float64(xb), _as_float64(yb), list(named.values()), seed)
+    model.zero_grad(set_to_none=True)
+    loss = f.value(grad=True)
+    if loss.dtype != torch.float64: raise TypeError(f"the loss is {loss.dtype} after .double()")
+    loss.backward()
+    return f, float(loss)
+
+def _random_directions(f:_Float64Loss, loss0:float, n_directions:int, step:float, rtol:float, seed:int, deadline:Deadline)->list:
+    "One row per random direction (`_compare_direction`), scaled per parameter tensor by its mean |w|: until `n_directions` were compared and 2 agree on a verdict, twice as many were, or `deadline` expires"
+    grads = [torch.zeros_like(p) if p.grad is None else p.grad.detach() for p in f.params]
+    g = torch.Generator().manual_seed(seed)
+    floor = 1e-8 * (1 + abs(loss0)) # what rounding leaves of a float64 central difference at `step / 4`
+    rows = []
+    while len(rows) < 2 * n_directions and not deadline.expired:
+        direction = [torch.randn(p.shape, generator=g, dtype=torch.float64).to(p.device) * max(float(w.abs().mean()), 1e-3)
+                     for p, w in zip(f.params, f.origin)]
+        analytic = float(sum((gr * d).sum() for gr, d in zip(grads, direction)))
+        rows.append(_compare_direction(f, analytic, direction, step, floor, rtol))
+        decided = max(sum(r['verdict'] == v for r in rows) for v in ('agree', 'disagree', 'flat'))
+        if len(rows) >= n_directions and decided >= 2: break
+    return rows
+
+def _direction_counts(rows:list)->dict:
+    "What the verdict reads from the directions: how many gave each verdict, the first one's two derivatives, the largest relative error and spread of the central differences"
+    res = {v: sum(r['verdict'] == v for r in rows) for v in ('agree', 'disagree', 'flat', 'unstable')}
+    if rows: res |= {'analytic': rows[0]['analytic'], 'numerical': rows[0]['numerical'],
+                     'max_rel_error': max((r['rel_error'] for r in rows if r['verdict'] in ('agree', 'disagree')), default=float('nan')),
+                     'max_fd_spread': max(r['fd_spread'] for r in rows)}
+    return res
+
+# %% ../nbs/32_modelchecks.ipynb #a841239c
 @register_check(15)
 def check_gradient_correctness(learn:Learner, # the Learner, left as it is (a float64 copy of its model is probed)
                                n_items:int=4, # items of one training batch the loss is computed on
@@ -541,8 +584,7 @@ def check_gradient_correctness(learn:Learner, # the Learner, left as it is (a fl
     model = model_copy(learn)
     with preserve_rng(learn.dls):
         (xb, yb), = training_batches(learn, 1)
-        cut = lambda b: tuple(x[:n_items] if isinstance(x, torch.Tensor) and x.ndim else x for x in b)
-        xb, yb = cut(xb), cut(yb)
+        xb, yb = _first_items(xb, n_items), _first_items(yb, n_items)
         torch.manual_seed(seed)
         try:
             with torch.enable_grad(): found = custom_functions(_loss(learn.loss_func, model, xb, yb))
@@ -554,9 +596,7 @@ def check_gradient_correctness(learn:Learner, # the Learner, left as it is (a fl
             lib = f" (the {len(found)} in it are PyTorch's or fastai's, tested by their own suites)" if found else ''
             return CheckResult(name, 'passed', measured, threshold,
                                f"No custom torch.autograd.Function in the loss's graph{lib}: PyTorch's own backward formulas are tested by PyTorch.")
-        classes = sorted(mine, key=lambda c: c.__qualname__)
-        names = ', '.join(c.__qualname__ for c in classes)
-        defined = ', '.join(f"{c.__qualname__} at {at}" for c in classes if (at := _defined_at(c)))
+        names, defined = _function_names(mine)
         upstream_ids = {id(p) for p in _upstream_params([n for nodes in mine.values() for n in nodes])}
         del found, mine # the float32 graph
         n_params = sum(p.numel() for p in model.parameters())
@@ -568,38 +608,17 @@ def check_gradient_correctness(learn:Learner, # the Learner, left as it is (a fl
         if not named:
             return CheckResult(name, 'passed', measured, threshold,
                                f"The custom autograd.Function(s) {names} pass their gradient to no trainable parameter: their backward does not change training.")
-        try:
-            model.double()
-            f = _Float64Loss(model, _float64_loss(learn.loss_func), _as_float64(xb), _as_float64(yb), list(named.values()), seed)
-            model.zero_grad(set_to_none=True)
-            loss = f.value(grad=True)
-            if loss.dtype != torch.float64: raise TypeError(f"the loss is {loss.dtype} after .double()")
-            loss.backward()
+        try: f, loss0 = _float64_gradient(learn, model, named, xb, yb, seed)
         except Exception as e:
             return CheckResult(name, 'skipped', measured, threshold,
                                f"Custom autograd.Function(s) {names} in the graph, but the model cannot run in float64, which a numerical "
                                f"gradient needs: {type(e).__name__}: {str(e)[:200]}.",
                                f"Check {names} alone in float64: torch.autograd.gradcheck({names.split(', ')[0]}.apply, inputs in float64 with requires_grad=True).")
-        loss0 = float(loss)
         if abs(f.at([torch.zeros_like(p) for p in f.params], 0.0) - loss0) > 1e-12 * (1 + abs(loss0)):
             return CheckResult(name, 'skipped', measured, threshold,
                                f"Custom autograd.Function(s) {names} in the graph, but the loss of a float64 copy differs between two "
                                f"evaluations with the same seed: no numerical derivative to compare with.")
-        grads = [torch.zeros_like(p) if p.grad is None else p.grad.detach() for p in f.params]
-        g = torch.Generator().manual_seed(seed)
-        floor = 1e-8 * (1 + abs(loss0)) # what rounding leaves of a float64 central difference at `step / 4`
-        rows = []
-        while len(rows) < 2 * n_directions and not deadline.expired:
-            direction = [torch.randn(p.shape, generator=g, dtype=torch.float64).to(p.device) * max(float(w.abs().mean()), 1e-3)
-                         for p, w in zip(f.params, f.origin)]
-            analytic = float(sum((gr * d).sum() for gr, d in zip(grads, direction)))
-            rows.append(_compare_direction(f, analytic, direction, step, floor, rtol))
-            decided = max(sum(r['verdict'] == v for r in rows) for v in ('agree', 'disagree', 'flat'))
-            if len(rows) >= n_directions and decided >= 2: break
-    measured |= {'upstream_params': len(named), 'directions': len(rows), 'loss': loss0}
-    measured |= {v: sum(r['verdict'] == v for r in rows) for v in ('agree', 'disagree', 'flat', 'unstable')}
-    if rows: measured |= {'analytic': rows[0]['analytic'], 'numerical': rows[0]['numerical'],
-                          'max_rel_error': max((r['rel_error'] for r in rows if r['verdict'] in ('agree', 'disagree')), default=float('nan')),
-                          'max_fd_spread': max(r['fd_spread'] for r in rows)}
+        rows = _random_directions(f, loss0, n_directions, step, rtol, seed, deadline)
+    measured |= {'upstream_params': len(named), 'directions': len(rows), 'loss': loss0} | _direction_counts(rows)
     upstream = f"{len(named)} parameter tensors upstream of them ({_listed([param_paths(model)[n] for n in named], 4)})"
     return _gradient_result(name, measured, threshold, rows, names, defined, upstream, rtol)

@@ -288,6 +288,73 @@ def _toward_best(v:float, rng:tuple, direction:str)->float:
 
 _BETTER_METRICS = {'multi': 'F1ScoreMulti(), RocAucMulti() or APScoreMulti()', 'single': 'F1Score(), BalancedAccuracy(), RocAucBinary() or MatthewsCorrCoef()'}
 
+def _scores_on_baselines(m, constants:dict, draw, targets:list, n_random:int)->tuple:
+    "`(scores, chance)`: metric `m` on each constant prediction (name -> value) and on `n_random` draws of random guessing (none when `draw` is None); raises what the metric raises"
+    as_batches = lambda make: [(make(len(yb[0])), yb) for yb in targets]
+    scores = {k: metric_on(m, as_batches(make)) for k, make in constants.items()}
+    chance = [metric_on(m, as_batches(draw)) for _ in range(n_random)] if draw is not None else []
+    return scores, chance
+
+def _metric_baselines(metrics:list, constants:dict, draw, targets:list, n_random:int, warn_at:float, note_excess:float)->dict:
+    "Each metric on the constant predictions and random guessing, judged on its range: `evidence` (the best constant's and random guessing's values), `lines` (one per metric that gave a value), `warned` and `notes` (`(name, line, share or excess)` of the metrics a constant scores too well on), `errors`, `judged` (the metrics with a known range)"
+    res = dict(evidence={}, lines=[], warned=[], notes=[], errors=[], judged=[])
+    for m in metrics:
+        direction, rng = monitor_direction(m.name), metric_range(m.name)
+        try: scores, chance = _scores_on_baselines(m, constants, draw if rng is not None else None, targets, n_random)
+        except Exception as e:
+            res['errors'].append(f"{m.name} ({type(e).__name__} on a constant prediction)"); continue
+        scores = {k: v for k, v in scores.items() if v is not None}
+        if not scores: res['errors'].append(f"{m.name} (no value on a constant prediction)"); continue
+        if direction is None:
+            res['lines'].append(f"{m.name} {', '.join(f'{_g4(v)} for {k}' for k, v in scores.items())} (better when higher or lower: unknown)")
+            continue
+        best_name = (max if direction == 'higher' else min)(scores, key=scores.get)
+        best = scores[best_name]
+        res['evidence'][f"{m.name} constant"] = best
+        chance = [c for c in chance if c is not None]
+        random_score = sum(chance) / len(chance) if chance else None
+        if random_score is not None: res['evidence'][f"{m.name} random"] = random_score
+        line = f"{m.name} {_g4(best)} for {best_name}" + (f" (random guessing {_g4(random_score)})" if random_score is not None else '')
+        res['lines'].append(line)
+        if rng is None: continue
+        res['judged'].append(m.name)
+        share = _toward_best(best, rng, direction)
+        excess = share - _toward_best(random_score, rng, direction) if random_score is not None else 0.0
+        if share >= warn_at - 1e-6: res['warned'].append((m.name, line, share))
+        elif excess >= note_excess - 1e-6: res['notes'].append((m.name, line, excess))
+    return res
+
+def _baseline_result(name:str, threshold:str, measured:dict, found:dict, task:str, n_read:int, n_valid:int, not_read:str)->CheckResult:
+    "The verdict from the metrics' baselines: a warning when a constant reaches the best end of a metric's range and every metric with a known range is flagged; a note when a constant only beats random guessing by far, or another metric is not faked; passed when none is flagged (skipped when no metric gave a value)"
+    warned, notes = found['warned'], found['notes']
+    where = f"the {n_read} validation items" if n_read >= n_valid else f"a random sample of {n_read} of the {n_valid} validation items"
+    left = (f" Not evaluated: {', '.join(found['errors'])}." if found['errors'] else '') + not_read
+    if not warned and not notes:
+        if not found['lines']: return CheckResult(name, 'skipped', measured, threshold, f"No metric gave a value on a constant prediction.{left}")
+        return CheckResult(name, 'passed', measured, threshold, f"On {where}, a constant predictor scores: {'; '.join(found['lines'])}; "
+                           f"baselines to judge the model against, none near the best end of a bounded metric's range nor far above random guessing.{left}")
+    parts = []
+    if warned:
+        top = min(s for _, _, s in warned)
+        room = "leaving the model no value to reach that a constant does not" if top >= 1 - 1e-6 else \
+               f"so what the model learned can show only in the last {pct(1 - top, 0)} of it"
+        parts.append(f"{'; '.join(f'{line}: {pct(share, 0)} of the way from its worst value to its best' for _, line, share in warned)}. "
+                     f"A constant already reaches the top of the scale of {', '.join(dict.fromkeys(n for n, _, _ in warned))}, {room}")
+    if notes:
+        parts.append(f"{'; '.join(f'{line}: {pct(excess, 0)} of its range above random guessing' for _, line, excess in notes)}. "
+                     f"A value of {', '.join(dict.fromkeys(n for n, _, _ in notes))} above random guessing can be the label balance alone")
+    message = f"On {where}, a predictor that ignores its input scores " + '. '.join(parts) + (f" ({task}-label targets)" if task != 'regression' else '') + f".{left}"
+    flagged = {n for n, _, _ in warned + notes}
+    honest = [n for n in dict.fromkeys(found['judged']) if n not in flagged]
+    if honest: message += f" {', '.join(honest)}, also in learn.metrics, is not faked by a constant: judge the run by it (a note, not a warning)."
+    fix = (f"Judge the model against these constant baselines, not against 0 or random guessing; or judge it by a metric that a constant "
+           f"does not score well on, in place of {', '.join(dict.fromkeys(n for n, _, _ in warned + notes))}: "
+           f"{_BETTER_METRICS.get(task, 'one whose constant baseline is far from its best value')}.")
+    level = 'warning' if warned and not honest else 'info'
+    return CheckResult(name, level, measured, threshold, message, fix, level=level,
+                       claim='certain' if n_read >= n_valid else f"measured on {n_read} of {n_valid} items")
+
+# %% ../nbs/33_validchecks.ipynb #45ebb8ca
 @register_check(93)
 def check_metric_baseline(learn, # the Learner whose metrics are evaluated on constant predictions (on copies; every RNG is restored)
                           max_items:int=2048, # validation items read at most (a random sample of larger sets)
@@ -328,57 +395,6 @@ def check_metric_baseline(learn, # the Learner whose metrics are evaluated on co
     per_item = tuple(out.shape[1:])
     constants = constant_predictors(task, axis, per_item, y)
     draw = random_predictor(task, axis, per_item, torch.Generator().manual_seed(0)) if task != 'regression' else None
-    as_batches = lambda make: [(make(len(yb[0])), yb) for yb in targets]
-    notes, warned, lines, errors, judged = [], [], [], [], []
-    for m in usable:
-        direction, rng = monitor_direction(m.name), metric_range(m.name)
-        try:
-            scores = {k: metric_on(m, as_batches(make)) for k, make in constants.items()}
-            chance = [metric_on(m, as_batches(draw)) for _ in range(n_random)] if draw is not None and rng is not None else []
-        except Exception as e:
-            errors.append(f"{m.name} ({type(e).__name__} on a constant prediction)"); continue
-        scores = {k: v for k, v in scores.items() if v is not None}
-        if not scores: errors.append(f"{m.name} (no value on a constant prediction)"); continue
-        if direction is None:
-            lines.append(f"{m.name} {', '.join(f'{_g4(v)} for {k}' for k, v in scores.items())} (better when higher or lower: unknown)")
-            continue
-        best_name = (max if direction == 'higher' else min)(scores, key=scores.get)
-        best = scores[best_name]
-        measured[f"{m.name} constant"] = best
-        chance = [c for c in chance if c is not None]
-        random_score = sum(chance) / len(chance) if chance else None
-        if random_score is not None: measured[f"{m.name} random"] = random_score
-        line = f"{m.name} {_g4(best)} for {best_name}" + (f" (random guessing {_g4(random_score)})" if random_score is not None else '')
-        lines.append(line)
-        if rng is None: continue
-        judged.append(m.name)
-        share = _toward_best(best, rng, direction)
-        excess = share - _toward_best(random_score, rng, direction) if random_score is not None else 0.0
-        if share >= warn_at - 1e-6: warned.append((m.name, line, share))
-        elif excess >= note_excess - 1e-6: notes.append((m.name, line, excess))
-    where = f"the {n_read} validation items" if n_read >= n_valid else f"a random sample of {n_read} of the {n_valid} validation items"
-    left = (f" Not evaluated: {', '.join(errors)}." if errors else '') + not_read
-    if not warned and not notes:
-        if not lines: return CheckResult(name, 'skipped', measured, threshold, f"No metric gave a value on a constant prediction.{left}")
-        return CheckResult(name, 'passed', measured, threshold, f"On {where}, a constant predictor scores: {'; '.join(lines)}; "
-                           f"baselines to judge the model against, none near the best end of a bounded metric's range nor far above random guessing.{left}")
-    parts = []
-    if warned:
-        top = min(s for _, _, s in warned)
-        room = "leaving the model no value to reach that a constant does not" if top >= 1 - 1e-6 else \
-               f"so what the model learned can show only in the last {pct(1 - top, 0)} of it"
-        parts.append(f"{'; '.join(f'{line}: {pct(share, 0)} of the way from its worst value to its best' for _, line, share in warned)}. "
-                     f"A constant already reaches the top of the scale of {', '.join(dict.fromkeys(n for n, _, _ in warned))}, {room}")
-    if notes:
-        parts.append(f"{'; '.join(f'{line}: {pct(excess, 0)} of its range above random guessing' for _, line, excess in notes)}. "
-                     f"A value of {', '.join(dict.fromkeys(n for n, _, _ in notes))} above random guessing can be the label balance alone")
-    message = f"On {where}, a predictor that ignores its input scores " + '. '.join(parts) + (f" ({task}-label targets)" if task != 'regression' else '') + f".{left}"
-    flagged = {n for n, _, _ in warned + notes}
-    honest = [n for n in dict.fromkeys(judged) if n not in flagged]
-    if honest: message += f" {', '.join(honest)}, also in learn.metrics, is not faked by a constant: judge the run by it (a note, not a warning)."
-    fix = (f"Judge the model against these constant baselines, not against 0 or random guessing; or judge it by a metric that a constant "
-           f"does not score well on, in place of {', '.join(dict.fromkeys(n for n, _, _ in warned + notes))}: "
-           f"{_BETTER_METRICS.get(task, 'one whose constant baseline is far from its best value')}.")
-    level = 'warning' if warned and not honest else 'info'
-    return CheckResult(name, level, measured, threshold, message, fix, level=level,
-                       claim='certain' if n_read >= n_valid else f"measured on {n_read} of {n_valid} items")
+    found = _metric_baselines(usable, constants, draw, targets, n_random, warn_at, note_excess)
+    measured.update(found['evidence'])
+    return _baseline_result(name, threshold, measured, found, task, n_read, n_valid, not_read)
