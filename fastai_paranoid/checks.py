@@ -803,7 +803,9 @@ def _frozen_moves(learn:Learner, param_names:list, norm_names:list, n_batches:in
         stats_before = stats()
         n_epochs = -(-n_batches // max(1, len(learn.dls.train)))
         no_bar = clone.no_bar() if hasattr(clone, 'no_bar') else contextlib.nullcontext() # no bar to hide unless fastai.callback.progress is imported
-        with no_bar, clone.no_logging(): clone.fit(n_epochs, lr=lr, cbs=_StopAfter(n_batches))
+        dl = learn.dls.train # read in this process: worker processes for a few batches cost more than the batches
+        no_workers = dl.fake_l.no_multiproc() if hasattr(dl, 'fake_l') else contextlib.nullcontext()
+        with no_bar, clone.no_logging(), no_workers: clone.fit(n_epochs, lr=lr, cbs=_StopAfter(n_batches))
         stats_after = stats()
     param_moves = {n: float((params[n].detach() - params_before[n]).abs().max()) for n in param_names}
     stat_moves = {n: [float((a - b).abs().max()) for a, b in zip(stats_after[n], stats_before[n])] for n in norm_names}
