@@ -61,10 +61,12 @@ def check(path=None, # a script, notebook or folder; None runs the built-in demo
           args=(), # the script's command-line arguments
           on_finding:str='warn', # passed to `paranoid()`
           guards:list|None=None, # passed to `paranoid()` (default: its `PARANOID_GUARDS`)
+          on_leak:str|None=None, # the old name of `on_finding`
           **kwargs, # passed to `runner.check_paths`: flags, n_workers, verbose, cell_timeout, json_path
          )->int:
     "Check `path` (or run the demo) under `paranoid()`, print the findings, return the exit status"
-    from fastai_paranoid.runner import check_paths # the runner builds on `collect_findings` above
+    from fastai_paranoid.runner import check_paths, _renamed_knob # the runner builds on `collect_findings` above
+    on_finding = _renamed_knob('check', on_finding, on_leak)
     if path is not None: return check_paths([path], args=args, on_finding=on_finding, guards=guards, **kwargs)
     from fastai_paranoid.paranoid import paranoid
     from fastai_paranoid.core import ParanoidWarning

@@ -5,7 +5,7 @@
 # %% ../nbs/44_ipython.ipynb #79e35bd9
 from __future__ import annotations
 import contextlib, warnings
-from .core import ParanoidWarning, finding_sink
+from .core import DEPRECATED, ParanoidWarning, finding_sink, on_finding_arg
 from .leaks import all_findings
 from .paranoid import paranoid
 from .collect import Findings, _from_warning
@@ -18,7 +18,9 @@ class ParanoidExtension:
     "What `%load_ext fastai_paranoid` installs: `paranoid()` on, and after each cell the findings of that cell"
     def __init__(self, shell, # the IPython shell
                  on_finding:str='warn', # passed to `paranoid()`
+                 on_leak=DEPRECATED, # the old name of `on_finding`
                 ):
+        on_finding = on_finding_arg('ParanoidExtension', on_finding, on_leak=on_leak)
         self.shell = shell
         self._stack = contextlib.ExitStack()
         self.paranoid = self._stack.enter_context(paranoid(on_finding=on_finding))

@@ -4,7 +4,7 @@
 
 # %% ../nbs/23_paranoid.ipynb #837425fa
 from __future__ import annotations
-import inspect, weakref
+import inspect, warnings, weakref
 from fastcore.basics import store_attr
 from fastai.callback.core import Callback, defaults
 from .core import DEPRECATED, get_rng_states, set_rng_states, note_built, on_finding_arg
@@ -114,6 +114,11 @@ class paranoid:
         self.refused = None # under `lock_paranoid`: what of this call was refused, and where it came from
         if _locks: self.on, self.guards, self.on_finding, self.refused = _hold(self.on, self.guards, self.on_finding, _caller())
         _apply(self.on, self.guards, self.on_finding)
+    @property
+    def on_leak(self)->str:
+        "The old name of `on_finding`"
+        warnings.warn("paranoid(...).on_leak is deprecated: read paranoid(...).on_finding.", DeprecationWarning, stacklevel=2)
+        return self.on_finding
     def __enter__(self): return self
     def __exit__(self, *exc):
         prev = self.previous

@@ -521,6 +521,16 @@ def _report_interrupted(code:int, files, todo, results:dict, done:list, seconds:
          f"running were stopped, not checked: {', '.join(map(str, not_finished))}")
     _write_json(json_path, ordered, flags, n_workers, interrupted=code, not_finished=not_finished)
 
+def _renamed_knob(owner:str, # the function, named in the warning
+                 on_finding:str, # the value given as `on_finding`
+                 on_leak:str|None, # the value given as `on_leak`, its old name (None: not given)
+                )->str:
+    "`on_leak` still works in the command's functions (its value wins), with the `DeprecationWarning` of `core.on_finding_arg`, which this light module does not import"
+    if on_leak is None: return on_finding
+    warnings.warn(f"{owner}(on_leak=...) is deprecated: use {owner}(on_finding=...), the one knob every guard, check "
+                  f"and `paranoid()` share ('warn', 'raise' or 'log').", DeprecationWarning, stacklevel=3)
+    return on_leak
+
 def check_paths(paths:list, # scripts, notebooks and folders of them
                 args=(), # command-line arguments of the script (one script only)
                 flags:list=(), # nbdev test flags whose cells run anyway, as `nbdev-test --flags`
@@ -534,8 +544,10 @@ def check_paths(paths:list, # scripts, notebooks and folders of them
                 sanity_budget:float|None=None, # seconds of sanity checks per Learner (None: the default)
                 fail_on:str='warning', # the lowest level of finding that makes the exit status 1: 'error', 'warning' or 'info'
                 format:str='text', # 'text' or 'github' (`FORMATS`)
+                on_leak:str|None=None, # the old name of `on_finding`
                )->int:
     "Check every script and notebook under `paths`, each in its own process; print the results; return the exit status (130 or 143 when interrupted)"
+    on_finding = _renamed_knob('check_paths', on_finding, on_leak)
     if isinstance(paths, (str, Path)): paths = [paths]
     if isinstance(flags, str): flags = flags.split()
     try: files, left_out = _planned_files(paths, args, fail_on, format, json_path)

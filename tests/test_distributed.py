@@ -24,6 +24,9 @@ def launch(script, **kwargs):
             found[res['scenario']][res['rank']] = res
     return found
 
+# every launch starts at once in one module fixture: under pytest-xdist (`--dist loadgroup`) one worker runs them all
+pytestmark = pytest.mark.xdist_group('distributed')
+
 @pytest.fixture(scope='module')
 def launches():
     "Start every launch at once (futures); each test waits for the one it reads"

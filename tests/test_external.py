@@ -72,6 +72,7 @@ def user_cases_checked(tmp_path_factory):
     assert res.returncode == 1, res.stdout[-3000:] # planted bugs among the files
     return res.stdout, {Path(r['path']).name: r for r in json.loads(out.read_text())['files']}
 
+@pytest.mark.xdist_group('user_cases') # one check over all the cases (module fixture): one worker builds it
 @pytest.mark.parametrize('bug,check', USER_CASES, ids=[b.removeprefix('user_bug_').removesuffix('.py') for b, _ in USER_CASES])
 def test_user_reported_bug_is_caught_and_its_twin_is_silent(user_cases_checked, bug, check):
     stdout, records = user_cases_checked

@@ -128,3 +128,38 @@ def test_the_cli_option_keeps_its_old_spelling():
     parser = _check_parser()
     assert parser.parse_args(['x.py', '--on-finding', 'raise']).on_finding == 'raise'
     assert parser.parse_args(['x.py', '--on-leak', 'log']).on_finding == 'log'
+
+LEAKY_SCRIPT = """
+from torch import nn
+from fastai.learner import Learner
+import fastai.callback.progress # Learner.no_bar
+from fastai_paranoid.fixtures import xor_dls, build_mlp
+dls, model = xor_dls(), build_mlp()
+for run in range(2):
+    learn = Learner(dls, model, loss_func=nn.CrossEntropyLoss())
+    with learn.no_bar(), learn.no_logging(): learn.fit(1, 1e-2) # seed 000's loop: the second fit reuses the trained model
+"""
+
+@pytest.mark.slow
+def test_the_commands_functions_take_the_old_name_with_a_warning_and_pass_it_on(tmp_path, capsys):
+    "`check_paths(on_leak=...)` and `cli.check(on_leak=...)` warn once and still act: 'raise' stops the leaky script (exit 2), the default reports it (exit 1)"
+    from fastai_paranoid.runner import check_paths
+    from fastai_paranoid.cli import check
+    (tmp_path/'leaky.py').write_text(LEAKY_SCRIPT)
+    assert no_deprecation(lambda: check_paths([tmp_path/'leaky.py'], sanity=False)) == 1
+    assert one_deprecation(lambda: check_paths([tmp_path/'leaky.py'], sanity=False, on_leak='raise')) == 2
+    err = capsys.readouterr().err
+    assert 'Traceback' in err and 'build a new model per run' in err, err # the leak was raised inside the script
+    assert one_deprecation(lambda: check(tmp_path/'leaky.py', sanity=False, on_leak='raise')) == 2
+
+def test_paranoids_and_the_ipython_extensions_old_name_warn_and_still_work():
+    from fastai_paranoid.ipython import ParanoidExtension
+    with paranoid(on_finding='log') as p: assert one_deprecation(lambda: p.on_leak) == 'log'
+    class Events:
+        def register(self, event, fn): pass
+        def unregister(self, event, fn): pass
+    shell = type('Shell', (), {'events': Events()})()
+    ext = one_deprecation(lambda: ParanoidExtension(shell, on_leak='log'))
+    try: assert ext.paranoid.on_finding == 'log'
+    finally: ext.close()
+    assert not ParanoidInstaller in __import__('fastai.callback.core', fromlist=['defaults']).defaults.callbacks
