@@ -13,7 +13,7 @@ from fastai_paranoid.guards import NaNGuard, RNGAudit
 from fastai_paranoid.leaks import StateLeakDetector
 from fastai_paranoid.distributed import DistributedCPU, CrossRankConsistency, DistributedValidPadding
 from fastai_paranoid.splitprint import SplitFingerprint
-from fastai_paranoid.paranoid import PreserveLRFindRNG, PreserveLRFindGrads, ParanoidInstaller, paranoid
+from fastai_paranoid.paranoid import PreserveLRFindRNG, PreserveLRFindGrads, ParanoidInstaller, paranoid, is_paranoid
 from fastai_paranoid.checkrun import FirstFitSanityCheck, NaNStop, SeededSharedLoaders, check_guards
 from fastai_paranoid.checks import _StopAfter
 from fastai_paranoid.folds import kfold_learners
@@ -162,4 +162,4 @@ def test_paranoids_and_the_ipython_extensions_old_name_warn_and_still_work():
     ext = one_deprecation(lambda: ParanoidExtension(shell, on_leak='log'))
     try: assert ext.paranoid.on_finding == 'log'
     finally: ext.close()
-    assert not ParanoidInstaller in __import__('fastai.callback.core', fromlist=['defaults']).defaults.callbacks
+    assert not is_paranoid(), "close() puts paranoid() back as it was: off"
