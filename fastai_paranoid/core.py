@@ -858,7 +858,7 @@ class ResultTable:
 # %% ../nbs/00_core.ipynb #19cfa4bd
 from dataclasses import dataclass, field
 
-VERDICTS = ('passed', 'failed', 'warning', 'info', 'skipped', 'error') # 'info': a note, not a problem; 'error': the check itself crashed, so it says nothing about the Learner
+VERDICTS = ('passed', 'failed', 'warning', 'info', 'skipped', 'incomplete', 'error') # 'info': a note, not a problem; 'skipped': the check does not apply (or cannot decide on what this Learner gives it); 'incomplete': its wall-clock safety net stopped it before its work was done, so it judged nothing; 'error': the check itself crashed, so it says nothing about the Learner
 _VERDICT_LEVEL = {'failed': 'error', 'warning': 'warning', 'info': 'info'}
 FAMILY_ALPHA = 0.01 # at most this share of healthy Learners may get any statistical warning, all checks together
 CHECK_ALPHA = 0.001 # the false-alarm rate of each statistical check: with at most 10 of them, the family stays within FAMILY_ALPHA (Bonferroni)
