@@ -20,7 +20,7 @@ from torchvision.models import resnet34
 from fastai_paranoid.core import registered_checks
 from fastai_paranoid.fixtures import small_cnn, tensor_dls, load_digits_tensors, split_per_class
 from fastai_paranoid.fresh import fresh_learner
-from fastai_paranoid.checks import default_budget
+from fastai_paranoid.sanity import default_budget
 from fastai_paranoid.calibration import image_dls, transfer_model, standardized_trunk, transfer_dls
 
 torch.set_num_threads(2)

@@ -18,7 +18,7 @@ import fastai.callback.progress # learn.no_bar
 from fastai.losses import CrossEntropyLossFlat
 from fastai.vision.learner import vision_learner
 from torchvision.models import resnet18
-from fastai_paranoid import checks, datachecks
+from fastai_paranoid import checks, datachecks, sanity
 from fastai_paranoid.core import registered_checks
 from fastai_paranoid.fixtures import small_cnn, tensor_dls, load_digits_tensors, split_per_class
 from fastai_paranoid.fresh import fresh_learner

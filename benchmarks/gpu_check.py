@@ -32,7 +32,7 @@ from fastai.callback.fp16 import MixedPrecision
 import fastai.callback.progress   # learn.no_bar()
 from fastai_paranoid.guards import NaNGuard
 from fastai_paranoid.leaks import StateLeakDetector
-import fastai_paranoid.checks # learn.sanity_check()
+import fastai_paranoid.sanity # learn.sanity_check()
 
 REPEATS, N_TRAIN, N_VALID, BS, SIZE = 3, 1024, 256, 64, 224
 BATCH_EVENTS = ('before_batch', 'after_pred', 'after_loss', 'before_backward', 'after_backward', 'after_step', 'after_batch')

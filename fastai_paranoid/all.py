@@ -12,6 +12,7 @@ from .paranoid import *
 from .collect import *
 from .checkutils import *
 from .checks import *
+from .sanity import *
 from .datachecks import *
 from .modelchecks import *
 from .guards import *

@@ -15,7 +15,7 @@ from fastai.callback.core import Callback, defaults
 from .core import ParanoidWarning, DEPRECATED, Finding, emit, fingerprints, built_at, user_location, raw_bits
 from dataclasses import replace
 from .guards import NaNGuard
-from . import checks as _checks # patches `Learner.sanity_check`
+from . import checks as _checks, sanity as _sanity # `sanity` patches `Learner.sanity_check`
 from . import leaks as _leaks
 from .deploy import Guard
 from .compat import fastai_class, is_lr_find, in_learner_fit

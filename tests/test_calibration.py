@@ -1,4 +1,4 @@
-"""The calibration corpus (`fastai_paranoid.calibration`, nbs/35_calibration.ipynb) as a scenario matrix, over 3 seeds:
+"""The calibration corpus (`fastai_paranoid.calibration`, nbs/36_calibration.ipynb) as a scenario matrix, over 3 seeds:
 every healthy Learner gets no 'failed', 'warning' or 'error' from any check of the full `learn.sanity_check()`, and every
 planted bug is caught ('failed' or 'warning') by the check responsible for it. Scenarios with a resnet are marked `slow`
 (still run in CI)."""

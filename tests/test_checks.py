@@ -16,6 +16,7 @@ from fastai_paranoid.fixtures import (build_mlp, digits_dls, digits_transfer_dls
 from fastai_paranoid.fresh import fresh_learner
 from fastai_paranoid.checkutils import *
 from fastai_paranoid.checks import *
+from fastai_paranoid.sanity import *
 
 MODEL_CHECKS = [check_loss_at_init, check_loss_activation, check_overfit_one_batch, check_lr, check_frozen]
 

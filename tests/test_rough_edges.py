@@ -4,7 +4,7 @@ from torch import nn
 from fastai_paranoid.fixtures import xor_dls, build_mlp
 from fastai_paranoid.fresh import fresh_learner, seed_everything
 from fastai_paranoid.folds import kfold_learners
-import fastai_paranoid.checks # learn.sanity_check
+import fastai_paranoid.sanity # learn.sanity_check
 
 def test_numpy_integer_seeds_are_seeds():
     assert seed_everything(np.int64(3)) == 3 and type(seed_everything(np.int64(3))) is int

@@ -90,7 +90,7 @@ from fastai.losses import CrossEntropyLossFlat, BCEWithLogitsLossFlat, MSELossFl
 from fastai.metrics import accuracy_multi, error_rate, F1Score, F1ScoreMulti, BalancedAccuracy, RocAucBinary, rmse, mae
 from fastai.tabular.all import TabularDataLoaders, tabular_learner, Categorify, Normalize
 from fastai_paranoid.validchecks import check_metric_baseline, metric_range, valid_targets
-from fastai_paranoid.checks import SanityCheckWarning
+from fastai_paranoid.sanity import SanityCheckWarning
 
 def labels(n, p, seed, width=None):
     "n binary labels (or rows of `width` labels) present with probability p"
