@@ -40,7 +40,7 @@ def _is_info(f:dict) -> bool: return (f.get('level') or f.get('severity')) == 'i
 def scripts(patterns=None) -> list:
     "The external scripts (not the helpers they import: synth.py, tt2_data.py)"
     if patterns: files = [f for p in patterns for f in sorted(glob.glob(p))]
-    else: files = sorted(str(f) for f in EXTERNAL.glob('*.py') if f.name.startswith(('fastbook_', 'fastai_', 'tt2_', 'user_')))
+    else: files = sorted(str(f) for f in EXTERNAL.glob('*.py') if f.name.startswith(('fastbook_', 'fastai_', 'pytorch_', 'tt2_', 'user_')))
     return [str(Path(f).resolve()) for f in files if Path(f).name not in ('tt2_data.py', 'synth.py')]
 
 def finding_check(f:dict) -> str:

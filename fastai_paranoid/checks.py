@@ -19,7 +19,7 @@ from fastprogress.fastprogress import progress_bar
 from .core import ParanoidWarning, ParanoidError, ON_FINDING, DEPRECATED, emit, on_finding_arg, preserve_rng, get_rng_states, set_rng_states, module_paths, stat_norm_layers, frozen_modules
 from .core import ResultTable, CheckResult, VERDICTS, CHECK_ALPHA, register_check, registered_checks
 from .compat import fastai_class
-from .checkutils import Deadline, pct, computed_tensors_memo, loaders_kept, SHARED, sharing, _stamps, NoTrainingBatch, \
+from .checkutils import Deadline, CheckIncomplete, work_per_step, steps_for, memorizing, pct, computed_tensors_memo, loaders_kept, SHARED, sharing, _stamps, NoTrainingBatch, \
     training_batches, model_copy, _quiet_dropout, predict, refuse_built_optimizer, user_lr, new_optimizer, has_trained, \
     loss_name, applies_log_softmax, applies_sigmoid, expects_log_probs, class_axis
 # the checks of the modules below register themselves (`register_check`): learn.sanity_check() runs them with these
@@ -330,26 +330,36 @@ def _drop(losses:list, span:int)->float:
     before, last = losses[-span - 1], losses[-1]
     return (before - last) / before if before > 0 and math.isfinite(last) else 0.0
 
+def _trend(losses:list, span:int)->str:
+    "What the loss did over the last `span` steps, in words a reader takes in at once: 'rose 23.2% (from 0.98 to 1.21) over the last 250 of its 1000 steps'"
+    before, last, drop = losses[-span - 1], losses[-1], _drop(losses, span)
+    how = 'fell' if drop > 0 else 'rose' if drop < 0 else 'stayed level'
+    amount = f" {pct(abs(drop))}" if drop else ''
+    return f"{how}{amount} (from {before:.4g} to {last:.4g}) over the last {span} of its {len(losses)} steps"
+
 def overfit_one_batch(learn:Learner, # the Learner, left as it is
                       steps:int=1000, # most optimizer steps
                       lr:float|None=None, # learning rate (default: the one the user trains with, `user_lr`)
                       until=None, # called with the losses so far after each step; True stops the run
                       max_items:int|None=16, # memorize the first this many items of the batch (None: the whole batch)
-                      budget:float|None=None, # seconds; the run stops when they are spent
+                      budget:float|None=None, # seconds: the wall-clock safety net; when it runs out the run raises `CheckIncomplete`
                       every_accuracy:bool=False, # for classifiers, also record the batch accuracy after every step (one more forward per step)
+                      work:float|None=None, # GFLOP the steps may cost (`work_per_step`): fewer than `steps` for a large model (None: `steps`)
                      )->dict:
-    "Train a copy of the model, dropout off, on the first items of the first training batch: the loss at each step and, for classifiers, the batch accuracy"
+    "Train a copy of the model in memorizing mode (dropout off, however it is applied; normalization on batch statistics) on the first items of the first training batch: the loss at each step and, for classifiers, the batch accuracy"
     loss_func = learn.loss_func
     deadline = Deadline(budget)
-    model = model_copy(learn)
-    _quiet_dropout(model)
+    model = memorizing(model_copy(learn))
     opt = new_optimizer(learn, model, user_lr(learn, lr))
-    losses, accuracies, stop = [], [], 'steps'
+    losses, accuracies = [], []
     classifier = applies_log_softmax(loss_func)
     with preserve_rng(learn.dls):
         xb, yb = training_batches(learn, 1)[0]
         xb, yb = _first_items(xb, max_items), _first_items(yb, max_items)
-        for _ in range(steps):
+        per_step = work_per_step(learn, model, xb, yb)
+        planned = steps if work is None else steps_for(work, per_step, steps)
+        stop = 'steps' if planned == steps else 'work'
+        for _ in range(planned):
             opt.zero_grad()
             loss = loss_func(predict(model, xb), *yb)
             loss.backward()
@@ -359,13 +369,14 @@ def overfit_one_batch(learn:Learner, # the Learner, left as it is
                 with torch.no_grad(): accuracies.append(_accuracy(predict(model, xb), yb[0], class_axis(loss_func)))
             if not math.isfinite(losses[-1]): stop = 'non-finite'
             elif until is not None and until(losses): stop = 'until'
-            elif deadline.expired: stop = 'budget'
-            else: continue
+            else:
+                deadline.check('overfit_one_batch')
+                continue
             break
         if classifier and not every_accuracy:
             with torch.no_grad(): accuracies.append(_accuracy(predict(model, xb), yb[0], class_axis(loss_func)))
     return {'losses': losses, 'accuracies': accuracies, 'accuracy': accuracies[-1] if accuracies else None, 'batch_size': len(yb[0]), 'stop': stop,
-            'seconds': deadline.spent, 'model': model, 'batch': (xb, yb)}
+            'planned_steps': planned, 'step_gflop': per_step / 1e9, 'seconds': deadline.spent, 'model': model, 'batch': (xb, yb)}
 
 def saturated_items(learn:Learner, # the Learner whose loss function is used
                     model:nn.Module, # the (trained) copy
@@ -408,23 +419,24 @@ def _saturated_stall(name:str, measured:dict, threshold:str, story:str, sat:dict
 
 @register_check(30)
 def check_overfit_one_batch(learn:Learner, # the Learner, left as it is
-                            max_steps:int=1000, # most optimizer steps; the run goes on while the loss falls, within `budget`
+                            max_steps:int=1000, # most optimizer steps; the run goes on while the loss falls, within `work`
                             rtol:float=0.02, # pass when the loss is below this share of its step-0 value...
                             atol:float=0.01, # ... or below this absolute value
                             stall:float=0.03, # the loss has stalled when it fell less than this share over the last quarter of the run...
                             min_steps:int=100, # ... judged after this many steps
-                            on_its_way:float=0.25, # still falling at the end of the budget and below this share of step 0: passed
+                            on_its_way:float=0.25, # still falling when the steps run out and below this share of step 0: passed
                             lr:float|None=None, # learning rate (default: the one the user trains with, `user_lr`)
                             max_items:int|None=16, # items of the first batch to memorize (None: the whole batch)
-                            budget:float|None=None, # seconds (None: no time cap, `max_steps` only)
+                            work:float=20., # GFLOP the steps may cost (`work_per_step`): all 1000 steps of a small net, a dozen of a resnet18's on 16 images of 32 px
+                            budget:float|None=None, # seconds: the wall-clock safety net ('incomplete' when it runs out; None: none)
                            )->CheckResult:
-    "Can the trainable part of a copy of the model drive the loss on a few items near 0, at the user's rate? The criterion is the loss, not the accuracy."
+    "Can the trainable part of a copy of the model, dropout off, drive the loss on a few items near 0, at the user's rate? The criterion is the loss, not the accuracy."
     name = 'check_overfit_one_batch'
     lr = user_lr(learn, lr)
     target = lambda losses: max(atol, rtol * losses[0])
     def stalled(losses): # a plateau counts only above `on_its_way` x step 0: XOR-like losses rest on plateaus far below their start
         return len(losses) >= min_steps and _drop(losses, len(losses) // 4) < stall and losses[-1] > on_its_way * losses[0]
-    run = overfit_one_batch(learn, max_steps, lr, until=lambda l: l[-1] <= target(l) or stalled(l), max_items=max_items, budget=budget)
+    run = overfit_one_batch(learn, max_steps, lr, until=lambda l: l[-1] <= target(l) or stalled(l), max_items=max_items, budget=budget, work=work)
     losses = run['losses']
     first, last = losses[0], losses[-1]
     recent_drop = _drop(losses, max(1, len(losses) // 4)) if len(losses) > 1 else 0.0
@@ -432,28 +444,32 @@ def check_overfit_one_batch(learn:Learner, # the Learner, left as it is
     measured = {'steps': len(losses), 'lr': lr, 'initial_loss': first, 'final_loss': last, 'drop_last_quarter': recent_drop,
                 'trainable_params': n_trainable}
     if run['accuracy'] is not None: measured['batch_accuracy'] = run['accuracy']
-    threshold = (f"loss <= max({atol}, {rtol} x step-0 loss) = {target(losses):.4f}; failed if it stalls (< {pct(stall, 0)} lower "
-                 f"over the last quarter, after {min_steps} steps) above it and above {on_its_way} x step 0")
-    items = f"{run['batch_size']} items of the first batch at lr={lr:g} ({n_trainable:,} trainable parameters)"
+    threshold = (f"loss <= max({atol}, {rtol} x step-0 loss) = {target(losses):.4f}; failed if it stalls above it and above {on_its_way} x step 0 "
+                 f"(falls less than {pct(stall, 0)} over the last quarter of the run, judged after {min_steps} steps)")
+    items = f"{run['batch_size']} items of the first batch at lr={lr:g}, dropout off ({n_trainable:,} trainable parameters)"
     if math.isfinite(last) and last <= target(losses):
         return CheckResult(name, 'passed', measured, threshold,
                            f"the loss on {items} fell from {first:.4f} to {last:.4f} in {len(losses)} steps.")
     story = f"after {len(losses)} steps on {items}, the loss went from {first:.4f} to {last:.4f}, above {target(losses):.4f}"
-    if math.isfinite(last) and run['stop'] in ('budget', 'steps') and not stalled(losses):
-        why = f"its {budget:.1f} s budget" if run['stop'] == 'budget' else f"its {max_steps} steps"
+    span = max(1, len(losses) // 4)
+    if math.isfinite(last) and run['stop'] in ('work', 'steps') and not stalled(losses):
+        why = (f"its work allowance ({work:g} GFLOP: {run['planned_steps']} steps of {run['step_gflop']:.3g} GFLOP)"
+               if run['stop'] == 'work' else f"its {max_steps} steps")
         if last <= on_its_way * first:
             return CheckResult(name, 'passed', measured, threshold,
                 f"{story} when {why} ran out, but it is {last / first:.1%} of step 0 and still falling "
-                f"({pct(recent_drop)} over the last quarter): the model is learning the batch (a verdict with less power than a loss at 0).")
+                f"(the loss {_trend(losses, span)}): the model is learning the batch (a verdict with less power than a loss at 0).")
+        more = (f"settings={{'check_overfit_one_batch': {{'work': {math.ceil(run['step_gflop'] * max(min_steps, 4 * len(losses)))}}}}} "
+                f"(GFLOP)" if run['stop'] == 'work' else f"settings={{'check_overfit_one_batch': {{'max_steps': {4 * max_steps}}}}}")
         return CheckResult(name, 'skipped', measured, threshold,
-            f"inconclusive: {story} when {why} ran out, still falling ({pct(recent_drop)} over the last quarter); "
+            f"inconclusive: {story} when {why} ran out, still falling (the loss {_trend(losses, span)}); "
             f"too few steps to tell a slow model from a broken one.",
-            "Give it more time: learn.sanity_check(budget=...) or settings={'check_overfit_one_batch': {'budget': 120}}.")
+            f"Give it more steps: {more}.")
     sat = saturated_items(learn, run['model'], *run['batch'], above=target(losses)) if math.isfinite(last) else None
     if sat is not None and sat['stuck'] and sat['saturated'] == sat['stuck']: return _saturated_stall(name, measured, threshold, story, sat)
     accuracy_note = (f", although the batch accuracy is {run['accuracy']:.2f}: accuracy only checks the argmax"
                      if run['accuracy'] is not None and run['accuracy'] >= 0.99 else '')
-    how = "became non-finite" if not math.isfinite(last) else f"stalled ({pct(recent_drop)} lower over the last quarter of the run)"
+    how = "became non-finite" if not math.isfinite(last) else f"stalled: the loss {_trend(losses, span)}"
     return CheckResult(name, 'failed', measured, threshold,
         f"{story}: it {how}{accuracy_note}.",
         "A model that cannot memorize a few items has a bug between its inputs, its outputs and the loss: run check_loss_activation "
@@ -465,8 +481,7 @@ def short_run(learn:Learner, # the Learner, left as it is
               lr:float|None=None, # learning rate (default: the Learner's)
               steps:int=50, # optimizer steps, one per training batch
               batches:list|None=None, # the batches to train on (default: the first `steps` of `learn.dls.train`)
-              budget:float|None=None, # seconds; the run stops early when they are spent...
-              min_steps:int=0, # ... or after 3 steps, when this many will not fit in them
+              budget:float|None=None, # seconds: the wall-clock safety net; when it runs out the run raises `CheckIncomplete`
              )->dict:
     "A short training run of a copy of the model (the same batches and start for any `lr`): the loss at each step and how far the weights moved"
     deadline = Deadline(budget)
@@ -475,22 +490,16 @@ def short_run(learn:Learner, # the Learner, left as it is
     opt = new_optimizer(learn, model, lr)
     trained = [p for p in model.parameters() if p.requires_grad]
     start = [p.detach().clone() for p in trained]
-    losses, step_starts = [], []
+    losses = []
     with preserve_rng(learn.dls):
         for xb, yb in batches[:steps]:
-            step_starts.append(time.perf_counter())
             opt.zero_grad()
             loss = learn.loss_func(predict(model, xb), *yb)
             loss.backward()
             opt.step()
             losses.append(loss.item())
-            if not math.isfinite(losses[-1]) or deadline.expired: break
-            if budget is not None and len(losses) == 3: # forecast from the steps after the first, which pays for warm-up
-                per_step = (time.perf_counter() - step_starts[1]) / 2
-                if deadline.spent + per_step * (min_steps - 3) > budget: break
-    step_starts.append(time.perf_counter())
-    if len(step_starts) > 2: # in a run of checks, what one step takes after the first (which pays for warm-up), for the checks after it
-        SHARED.note(learn, 'step_seconds', float(np.median(np.diff(step_starts[1:]))))
+            if not math.isfinite(losses[-1]): break
+            deadline.check('short_run')
     with torch.no_grad():
         moved = math.sqrt(sum(float(((p - p0).double() ** 2).sum()) for p, p0 in zip(trained, start)))
         size = math.sqrt(sum(float((p0.double() ** 2).sum()) for p0 in start))
@@ -527,25 +536,31 @@ def check_lr(learn:Learner, # the Learner, left as it is
              max_change:float=0.1, # ... unless the weights moved by more than this share of their norm: the steps overshoot (when the tail is higher, p < CHECK_ALPHA)
              blown:float=1.0, # a level loss after the weights moved by more than this share of their norm...
              spike:float=10.0, # ... or after a loss this many times the start: certain overshoot
+             slow:float=0.005, # a level tail more than this share below the start, and lower at p < CHECK_ALPHA, is a slow descent (info), not a rate too low
              lr:float|None=None, # learning rate (default: the one the user trains with, `user_lr`)
-             min_steps:int=12, # fewer steps than this in the budget: inconclusive
-             budget:float|None=None, # seconds (None: no time cap); the run is cut to what fits
+             min_steps:int=12, # fewer steps than `work` pays for: inconclusive
+             work:float=30., # GFLOP the run's steps may cost (`work_per_step` of a training batch): all 50 steps of a small net, 15 of a resnet18's on 8 images of 32 px
+             budget:float|None=None, # seconds: the wall-clock safety net ('incomplete' when it runs out; None: none)
             )->CheckResult:
     "Does a short run at the user's learning rate end below where it started? A loss that hovers above its start points first at a rate too high."
     name = 'check_lr'
     deadline = Deadline(budget)
     lr = user_lr(learn, lr)
-    batches = training_batches(learn, steps)
-    # most of the budget to the run; the rest to score the starting weights on its last batches (forward passes only)
-    run = short_run(learn, lr, steps, batches, budget=None if budget is None else 0.8 * deadline.left, min_steps=min(min_steps, steps))
-    losses = run['losses']
-    if len(losses) < min(min_steps, steps) and all(map(math.isfinite, losses)):
-        return CheckResult(name, 'skipped', {'lr': lr, 'steps': len(losses)}, None,
-            f"inconclusive: only {len(losses)} of the {steps} steps it wanted fit in its {budget:.1f} s budget, too few to tell "
-            f"the loss's trend from batch-to-batch noise.",
-            "Give it more time: learn.sanity_check(budget=...) or settings={'check_lr': {'budget': 60}}.")
-    ev = _lr_evidence(learn, run, batches, lr, steps, tail, budget)
-    ev.update(name=name, tol=tol, max_change=max_change, blown=blown, spike=spike,
+    xb, yb = training_batches(learn, 1)[0]
+    step_gflop = work_per_step(learn, learn.model, xb, yb) / 1e9
+    planned = steps_for(work, step_gflop * 1e9, steps)
+    if planned < min(min_steps, steps):
+        return CheckResult(name, 'skipped', {'lr': lr, 'steps': planned, 'step_gflop': step_gflop}, None,
+            f"inconclusive: its work allowance of {work:g} GFLOP pays for {planned} of the {steps} steps it wants ({step_gflop:.3g} GFLOP "
+            f"each on a training batch), too few to tell the loss's trend from batch-to-batch noise.",
+            f"Give it more work: settings={{'check_lr': {{'work': {math.ceil(step_gflop * min(min_steps, steps) * 1.5)}}}}} (GFLOP).")
+    batches = training_batches(learn, planned)
+    run = short_run(learn, lr, planned, batches, budget=deadline.left if budget is not None else None)
+    deadline.check(name) # scoring the starting weights on the run's last batches: forward passes only
+    power = (f" ({planned} of the {steps} steps it wants: its work allowance of {work:g} GFLOP pays for {planned} at {step_gflop:.3g} GFLOP each)"
+             if planned < steps else '')
+    ev = _lr_evidence(learn, run, batches, lr, steps, tail, power)
+    ev.update(name=name, tol=tol, max_change=max_change, blown=blown, spike=spike, slow=slow,
               threshold=(f"mean loss of the last {ev['tail']} steps < (1 - {tol}) x the starting weights' loss on those batches; "
                          f"if not, weights moved < {pct(max_change, 0)} (too low) or more (too high, unless a paired t-test puts the tail "
                          f"below the start at p < {CHECK_ALPHA:g}: a large loss descending slowly)"))
@@ -553,7 +568,7 @@ def check_lr(learn:Learner, # the Learner, left as it is
         return CheckResult(name, 'failed', ev['measured'], ev['threshold'], f"{ev['story']}: the loss became non-finite{ev['power']}.", ev['fix_high'])
     return _lr_above_start(ev) or _lr_level_or_lower(ev)
 
-def _lr_evidence(learn, run, batches, lr, steps, tail, budget)->dict:
+def _lr_evidence(learn, run, batches, lr, steps, tail, power)->dict:
     "What `check_lr` judges a short run on: the mean loss of its last `tail` steps, the starting weights' loss on those batches, paired tests between the two, the peak, and the pieces of its messages"
     losses = run['losses']
     tail = min(tail, max(1, len(losses) // 3))
@@ -567,7 +582,7 @@ def _lr_evidence(learn, run, batches, lr, steps, tail, budget)->dict:
                 'share_above_step0': float(np.mean([l > losses[0] for l in losses[1:]])) if len(losses) > 1 else 0.0}
     ev = dict(lr=lr, losses=losses, tail=tail, end=end, start=start, ratio=ratio, measured=measured, change=run['relative_change'],
               p_lower=_p_lower(losses[-tail:], start_losses), trained=has_trained(learn),
-              power=f" (only {len(losses)} of the {steps} steps it wanted fit in its {budget:.1f} s budget)" if len(losses) < steps and math.isfinite(end) else '',
+              power=power if math.isfinite(end) else '',
               story=f"a {len(losses)}-step run of a copy at lr={lr:g}",
               fix_high=f"Lower the learning rate (learn.lr, or fit's lr): try {lr / 10:g}, or find the band with lr_sweep(learn).")
     if not math.isfinite(ratio): return ev
@@ -631,6 +646,14 @@ def _lr_level_or_lower(ev:dict)->CheckResult:
         return CheckResult(name, 'passed', measured, threshold,
             f"{story} kept the loss level ({ratio:.3f} times the starting {start:.4f}) without overshooting; {ev['trained']}, "
             f"so a level loss is expected, not a sign of a rate too low{power}.")
+    if level and falling and ratio < 1 - ev['slow']:
+        # significantly lower, by more than noise: a slow start (PyTorch's MNIST recipe, SGD 0.01 momentum 0.5), not a rate that moves nothing
+        return CheckResult(name, 'info', measured, threshold + f"; a level tail more than {pct(ev['slow'])} below the start and lower at p < {CHECK_ALPHA:g}: info",
+            f"{story} took the loss from {start:.4f} to {end:.4f} (mean of the last {tail} steps, same batches), {pct(1 - ratio)} lower: "
+            f"a slow descent, but a real one (lower on the same batches, paired t-test p = {p_lower:.1g} < {CHECK_ALPHA:g}, n = {tail}), "
+            f"with the weights moved by {pct(change, 2)} of their norm. Recipes such as PyTorch's MNIST example (SGD at 0.01, "
+            f"momentum 0.5) start this slowly and train over many more steps{power}.",
+            "If your real run needs many epochs to get going, try a higher rate: compare rates with lr_sweep(learn).")
     if level:
         return CheckResult(name, 'warning', measured, threshold,
             f"{story}: the loss barely moved (mean of the last {tail} steps {end:.4f}, {ratio:.3f} times the starting {start:.4f}), "

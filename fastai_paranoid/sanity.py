@@ -11,12 +11,12 @@ from fastcore.basics import patch
 from fastprogress.fastprogress import progress_bar
 from .core import ParanoidWarning, ParanoidError, ON_FINDING, DEPRECATED, emit, on_finding_arg, preserve_rng
 from .core import ResultTable, CheckResult, VERDICTS, registered_checks
-from .checkutils import Deadline, SHARED, sharing, NoTrainingBatch
+from .checkutils import SHARED, sharing, NoTrainingBatch, CheckIncomplete
 # the checks of the modules below register themselves (`register_check`): learn.sanity_check() runs them
 from . import checks, datachecks, modelchecks, validchecks
 
 # %% auto #0
-__all__ = ['BUDGET_WEIGHTS', 'RUN_DEFAULTS', 'SanityCheckWarning', 'SanityCheckError', 'SanityReport', 'default_budget']
+__all__ = ['RUN_DEFAULTS', 'SanityCheckWarning', 'SanityCheckError', 'SanityReport', 'default_budget']
 
 # %% ../nbs/35_sanity.ipynb #90873ace
 class SanityCheckWarning(ParanoidWarning):
@@ -36,7 +36,7 @@ class SanityReport:
     def __init__(self, results:list, # one `CheckResult` per check
                  seconds:list, # time each check took
                  tracebacks:dict|None=None, # check name -> traceback, for checks that raised (verdict 'error')
-                 budget:float|None=None, # the time budget the checks shared
+                 budget:float|None=None, # the wall-clock safety net of each check, in seconds
                 ):
         self.results, self.seconds, self.tracebacks, self.budget = list(results), list(seconds), tracebacks or {}, budget
     def having(self, verdict:str)->list:
@@ -50,6 +50,12 @@ class SanityReport:
     def errors(self)->list: return self.having('error')
     @property
     def skipped(self)->list: return self.having('skipped')
+    @property
+    def incomplete(self)->list: return self.having('incomplete')
+    @property
+    def counts(self)->dict:
+        "How many results have each verdict, in `VERDICTS` order, the verdicts no result has left out: `{'passed': 13, 'info': 1, 'skipped': 4}`"
+        return {v: len(self.having(v)) for v in VERDICTS if self.having(v)}
     @property
     def ok(self)->bool: return not self.failed
     @property
@@ -66,8 +72,8 @@ class SanityReport:
     @property
     def table(self)->ResultTable:
         rows = [r.as_row() | {'seconds': f"{s:.2f}"} for r, s in zip(self.results, self.seconds)]
-        counts = ', '.join(f"{len(self.having(v))} {v}" for v in VERDICTS if v == 'passed' or self.having(v))
-        total = f"{sum(self.seconds):.1f} s" + (f" of a {self.budget:g} s budget" if self.budget is not None else '')
+        counts = ', '.join(f"{n} {v}" for v, n in ({'passed': 0} | self.counts).items())
+        total = f"{sum(self.seconds):.1f} s" + (f"; safety net {self.budget:g} s per check" if self.budget is not None else '')
         return ResultTable(rows, columns=['check', 'verdict', 'measured', 'threshold', 'seconds', 'message', 'fix'],
                            title=f"Sanity check: {counts} ({total})")
     def __repr__(self): return str(self.table)
@@ -87,14 +93,16 @@ def _resolve_checks(checks):
     return res
 
 def default_budget(learn:Learner)->float:
-    "Seconds `learn.sanity_check()` gives its checks by default: 60 on CPU, 30 on a GPU"
+    "The wall-clock safety net of each check under `learn.sanity_check()`, in seconds: 60 on CPU, 30 on a GPU (about ten times what a check's work takes on a resnet on small images)"
     device = next(iter(learn.model.parameters()), torch.empty(0)).device
     return 30.0 if device.type == 'cuda' else 60.0
 
-# each check's share of the budget (relative weights; a check that ends early leaves its time to the ones after it)
-BUDGET_WEIGHTS = {'check_loss_at_init': 0.5, 'check_loss_activation': 0.25, 'check_overfit_one_batch': 3, 'check_lr': 2,
-                  'check_label_leak': 3, 'check_split_duplicates': 1, 'check_input_normalization': 0.25,
-                  'check_batch_independence': 0.5, 'check_frozen': 1}
+def _incomplete(name:str, e:CheckIncomplete, budget:float)->CheckResult:
+    "The result of a check its safety net stopped: it judges nothing, and says how to let it finish"
+    return CheckResult(name, 'incomplete', {'budget_seconds': budget}, None, f"not judged: {e}",
+        f"Its work (sized by the model and the data, not the clock) took longer than {budget:g} s here: a busy machine or a large "
+        f"model. Give each check more time: learn.sanity_check(budget=...) (fastai-paranoid check --sanity-budget), or leave it "
+        f"out with checks=[...].")
 
 def _accepts(fn, arg): return arg in inspect.signature(fn).parameters
 
@@ -122,10 +130,10 @@ def sanity_check(self:Learner,
                  settings:dict|None=None, # check name -> keyword arguments for it, e.g. {'check_overfit_one_batch': {'max_steps': 500}}
                  progress:bool=True, # show a progress bar
                  lr:float|None=None, # the learning rate you train with (default: learn.lr), for the checks that train
-                 budget:float|None=None, # seconds for all the checks together (default: `default_budget`, 60 on CPU); checks cut their steps and items to fit
+                 budget:float|None=None, # the safety net: seconds each check may take before it is stopped and reported 'incomplete' (default: `default_budget`, 60 on CPU); it never sizes a check's work
                  on_fail=DEPRECATED, # the old name of `on_finding`
                 )->SanityReport:
-    "Run sanity checks on copies of this Learner's model, with its data and loss, within a time budget, and report: the Learner is left exactly as it was"
+    "Run sanity checks on copies of this Learner's model, with its data and loss, and report: the Learner is left exactly as it was. Each check's work follows from the model and the data; `budget` only stops a check that runs far too long"
     on_finding = on_finding_arg('sanity_check', on_finding, ON_FINDING + (None,), on_fail=on_fail)
     if budget is not None and not budget > 0: raise ValueError(f"sanity_check: budget={budget!r}; give the seconds the checks may take, > 0.")
     if lr is not None and (isinstance(lr, (str, bool)) or not isinstance(lr, (int, float)) or not lr > 0):
@@ -136,16 +144,13 @@ def sanity_check(self:Learner,
     if unknown: raise ValueError(f"sanity_check: settings for {sorted(unknown)}, which will not run; "
                                  f"the checks are {[fn.__name__ for fn in fns]}.")
     if budget is None: budget = default_budget(self)
-    deadline = Deadline(budget)
     results, seconds, tracebacks = [], [], {}
     with preserve_rng(self.dls), sharing(self): # the checks share what they read of the data (`SharedReads`)
-        for i, fn in enumerate(progress_bar(fns, leave=False) if progress else fns): # fastprogress draws a bar even with display=False
+        for fn in (progress_bar(fns, leave=False) if progress else fns): # fastprogress draws a bar even with display=False
             name = fn.__name__
             kwargs = _accepts_all(fn, RUN_DEFAULTS.get(name, {})) | dict(settings.get(name, {}))
             if lr is not None and _accepts(fn, 'lr'): kwargs.setdefault('lr', lr)
-            if _accepts(fn, 'budget'):
-                weights = [BUDGET_WEIGHTS.get(f.__name__, 1) for f in fns[i:]]
-                kwargs.setdefault('budget', max(deadline.left, 0.0) * weights[0] / sum(weights))
+            if _accepts(fn, 'budget'): kwargs.setdefault('budget', budget) # each check's own safety net
             start = time.perf_counter()
             try:
                 try: res = fn(self, **kwargs)
@@ -153,6 +158,7 @@ def sanity_check(self:Learner,
                 if not isinstance(res, CheckResult):
                     raise TypeError(f"{name} returned {type(res).__name__}, not a CheckResult")
                 if res.name != name: res.name = name # one name per check: the function's, as in checks=[...] and settings
+            except CheckIncomplete as e: res = _incomplete(name, e, kwargs.get('budget', budget))
             except NoTrainingBatch as e:
                 res = CheckResult(name, 'skipped', message=f"not run: {e} (check_train_batches reports it).")
             except Exception as e:
