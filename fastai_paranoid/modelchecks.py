@@ -124,7 +124,7 @@ def _gradients(model, named, loss_func, xb, yb, seed)->dict:
 @register_check(12)
 def check_gradient_flow(learn:Learner, # the Learner, left as it is (a copy of its model is trained one step)
                         max_passes:int=16, # forward-backward passes (other batches, other seeds) before a gradient-less parameter counts as cut off
-                        budget:float|None=None, # seconds; the passes stop when it runs out (parameters unresolved by then are not flagged)
+                        budget:float|None=None, # seconds: the wall-clock safety net ('incomplete' when it runs out; None: none)
                        )->CheckResult:
     "Does every trainable parameter get a finite, non-zero gradient from the loss? A zero one is re-checked on other batches and seeds (stochastic depth) and after one optimizer step (zero-initialised layers) before it counts"
     name = 'check_gradient_flow'
@@ -138,7 +138,8 @@ def check_gradient_flow(learn:Learner, # the Learner, left as it is (a copy of i
         first = _gradients(model, named, learn.loss_func, *batches[0], seed=0)
         suspects = {n: s for n, s in first.items() if s != 'ok'}
         passes, stepped = 1, False
-        while suspects and passes < max_passes and not deadline.expired:
+        while suspects and passes < max_passes:
+            deadline.check(name)
             if passes == 2 and not stepped: # behind a zero-initialised layer: non-zero from the second step on
                 sign_step(list(named.values()), user_lr(learn)) # with the gradients of the pass before
                 stepped = True
@@ -146,10 +147,6 @@ def check_gradient_flow(learn:Learner, # the Learner, left as it is (a copy of i
             suspects = {n: now[n] for n in suspects if now[n] != 'ok'}
             passes += 1
     measured = {'trainable': len(named), 'passes': passes, 'stepped': stepped, 'no_grad': 0, 'zero_grad': 0, 'nonfinite_grad': 0}
-    if passes < max_passes and suspects and deadline.expired:
-        return CheckResult(name, 'skipped', measured | {'unresolved': len(suspects)}, threshold,
-                           f"inconclusive: {len(suspects)} parameters had no non-zero gradient in the {passes} passes its "
-                           f"{budget:.2f} s budget allowed.", "Give it more time: learn.sanity_check(budget=...).")
     resolved = sum(1 for s in first.values() if s != 'ok')
     if not suspects:
         note = f" ({resolved} only in later passes: zero-initialised layers or stochastic depth)" if resolved else ''
@@ -220,7 +217,8 @@ def _ignored_features(model, xb, i, base, candidates, g, deadline, max_forwards)
     "The features among `candidates` (flat indices) that leave the output bitwise unchanged, found by bisection, and whether the search finished"
     x, ignored, todo, forwards = xb[i], [], [candidates], 0
     shape = x.shape[1:]
-    while todo and forwards < max_forwards and not deadline.expired:
+    while todo and forwards < max_forwards:
+        deadline.check('check_input_dependency')
         group = todo.pop()
         mask = torch.zeros(shape.numel(), dtype=torch.bool)
         mask[group] = True
@@ -286,7 +284,7 @@ def check_input_dependency(learn:Learner, # the Learner, left as it is (a copy o
                            max_forwards:int=256, # forward passes of the per-feature search, per input
                            steps:int=3, # training steps of a copy before an ignored input counts (a zero-initialised head hides every input at init)
                            seed:int=0, # seed of the perturbations
-                           budget:float|None=None, # seconds; the per-feature search stops when it runs out (unresolved features are not flagged)
+                           budget:float|None=None, # seconds: the wall-clock safety net ('incomplete' when it runs out; None: none)
                           )->CheckResult:
     "Does every input of the model, and every feature of a float input, change its output? Probed in eval mode (dropout off) with large perturbations: an input whose change leaves the output bitwise identical, also after a few training steps of a copy, is ignored by the forward"
     name = 'check_input_dependency'
@@ -327,7 +325,7 @@ def check_input_dependency(learn:Learner, # the Learner, left as it is (a copy o
         return CheckResult(name, 'info', measured, threshold,
                            f"The model never sees {what}: only the last rows or columns, where its kernel sizes and strides do not cover the input size.",
                            "If those pixels matter, pad the input (or the convolutions) so the strides cover it, or crop it to a size they cover.")
-    note = (f" ({len(found['unresolved'])} inputs not searched to the end in the budget)" if found['unresolved'] else '') + \
+    note = (f" ({len(found['unresolved'])} inputs not searched to the end in max_forwards={max_forwards} forward passes)" if found['unresolved'] else '') + \
            (f" (inputs {found['unprobed']} hold the same integers in every item: not probed)" if found['unprobed'] else '') + \
            (f" (after {trained} training steps of a copy: a zero-initialised layer hid them at init)" if trained else '')
     what = f"Each of the {len(xb)} inputs, and each feature of the float ones," if len(xb) > 1 else "The input, and each of its features if it is a float input,"
@@ -543,12 +541,13 @@ def _float64_gradient(learn, model, named:dict, xb:tuple, yb:tuple, seed:int)->t
     return f, float(loss)
 
 def _random_directions(f:_Float64Loss, loss0:float, n_directions:int, step:float, rtol:float, seed:int, deadline:Deadline)->list:
-    "One row per random direction (`_compare_direction`), scaled per parameter tensor by its mean |w|: until `n_directions` were compared and 2 agree on a verdict, twice as many were, or `deadline` expires"
+    "One row per random direction (`_compare_direction`), scaled per parameter tensor by its mean |w|: until `n_directions` were compared and 2 agree on a verdict, or twice as many were (`deadline` is the safety net: `CheckIncomplete`)"
     grads = [torch.zeros_like(p) if p.grad is None else p.grad.detach() for p in f.params]
     g = torch.Generator().manual_seed(seed)
     floor = 1e-8 * (1 + abs(loss0)) # what rounding leaves of a float64 central difference at `step / 4`
     rows = []
-    while len(rows) < 2 * n_directions and not deadline.expired:
+    while len(rows) < 2 * n_directions:
+        deadline.check('check_gradient_correctness')
         direction = [torch.randn(p.shape, generator=g, dtype=torch.float64).to(p.device) * max(float(w.abs().mean()), 1e-3)
                      for p, w in zip(f.params, f.origin)]
         analytic = float(sum((gr * d).sum() for gr, d in zip(grads, direction)))
@@ -574,7 +573,7 @@ def check_gradient_correctness(learn:Learner, # the Learner, left as it is (a fl
                                rtol:float=1e-3, # a direction disagrees when |analytic - numerical| > rtol x the larger, plus 10 x the central differences' own spread
                                max_params:int=100_000_000, # larger models are not copied to float64
                                seed:int=0, # seed of the directions and of the model's own randomness (dropout)
-                               budget:float|None=None, # seconds; directions stop when it runs out
+                               budget:float|None=None, # seconds: the wall-clock safety net ('incomplete' when it runs out; None: none)
                               )->CheckResult:
     "Does the backward of every custom `torch.autograd.Function` in the loss's graph give the derivative of its forward? On a float64 copy, the directional derivative of the loss from backward is compared with central differences along random directions over the parameters upstream of those Functions; a graph without custom Functions passes at once"
     name = 'check_gradient_correctness'
