@@ -357,7 +357,7 @@ def overfit_one_batch(learn:Learner, # the Learner, left as it is
         xb, yb = training_batches(learn, 1)[0]
         xb, yb = _first_items(xb, max_items), _first_items(yb, max_items)
         per_step = work_per_step(learn, model, xb, yb)
-        planned = steps if work is None else steps_for(work, per_step, steps)
+        planned = steps if work is None else max(1, steps_for(work, per_step, steps)) # one step at least: a loss to report
         stop = 'steps' if planned == steps else 'work'
         for _ in range(planned):
             opt.zero_grad()

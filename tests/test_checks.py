@@ -196,7 +196,7 @@ def test_on_finding_none(buggy_learner):
         warnings.simplefilter('error')
         report = buggy_learner.sanity_check(checks=MODEL_CHECKS, on_finding=None, progress=False)
     assert len(report.failed) == 2
-    assert 'Sanity check: 2 passed, 2 failed, 1 skipped (' in str(report) and 'of a 60 s budget' in str(report)
+    assert 'Sanity check: 2 passed, 2 failed, 1 skipped (' in str(report) and 'safety net 60 s per check' in str(report)
 
 def test_crashing_check_is_reported(buggy_learner):
     def check_broken(learn): return 1 / 0
@@ -313,16 +313,28 @@ def test_one_name_per_check():
     assert report.names == names and report['check_lr'].measured['steps'] == 20
     assert all(fn(learn).name == fn.__name__ for fn in MODEL_CHECKS)
 
-def test_budget_is_shared_and_short_budgets_say_so():
+def test_budget_is_a_safety_net_and_a_stopped_check_is_incomplete():
+    "The budget never sizes a check: one it stops is 'incomplete' (judged on nothing), and says how to let it finish"
     learn = fresh_learner(digits_dls, partial(small_cnn, n_out=10, size=8), loss_func=CrossEntropyLossFlat(), lr=3e-3)
-    report = learn.sanity_check(checks=MODEL_CHECKS[:4], on_finding=None, progress=False, budget=1e-3)
-    assert report.budget == 1e-3 and 'of a 0.001 s budget' in str(report)
+    report = learn.sanity_check(checks=MODEL_CHECKS[:4], on_finding=None, progress=False, budget=1e-6)
+    assert report.budget == 1e-6 and 'safety net 1e-06 s per check' in str(report)
     res = report['check_lr']
-    assert res.verdict == 'skipped' and res.message.startswith('inconclusive') and 'budget' in res.fix
+    assert res.verdict == 'incomplete' and 'safety net' in res.message and 'budget=' in res.fix and res.level is None
+    assert report.incomplete == [report['check_overfit_one_batch'], report['check_lr']] and report.ok
     with pytest.raises(ValueError, match='budget'): learn.sanity_check(budget=0)
 
-def test_overfit_still_falling_at_the_budget_is_not_a_warning():
-    "A loss still falling when the time runs out is 'passed' when it is far down, 'skipped' (inconclusive) when not: never a warning"
+def test_work_not_seconds_sizes_the_checks():
+    "The steps follow from the model and the batch (`work_per_step`): the same numbers on every run, and fewer steps for a larger model"
+    make = lambda: fresh_learner(digits_dls, partial(small_cnn, n_out=10, size=8), loss_func=CrossEntropyLossFlat(), lr=3e-3)
+    a, b = check_lr(make()), check_lr(make(), budget=1e6)
+    assert a.measured == b.measured and a.message == b.message
+    res = check_lr(make(), work=1e-4)
+    assert res.verdict == 'skipped' and 'work allowance of 0.0001 GFLOP pays for' in res.message and "'work':" in res.fix
+    res = check_lr(make(), work=0.12)
+    assert res.measured['steps'] < 50 and 'its work allowance of 0.12 GFLOP pays for' in res.message
+
+def test_overfit_still_falling_when_the_steps_run_out_is_not_a_warning():
+    "A loss still falling when the steps run out is 'passed' when it is far down, 'skipped' (inconclusive) when not: never a warning"
     learn = fresh_learner(digits_dls, partial(small_cnn, n_out=10, size=8), loss_func=CrossEntropyLossFlat(), lr=3e-3)
     res = check_overfit_one_batch(learn, max_steps=5)
     assert res.verdict == 'skipped' and 'inconclusive' in res.message and res.measured['steps'] == 5
@@ -578,14 +590,10 @@ class _SlowFirstForward(nn.Module):
         if self.calls == 1: time.sleep(self.warmup)
         return self.net(x)
 
-def test_short_run_forecast_leaves_out_the_warm_up_step():
-    "A slow first step does not make the run forecast that `min_steps` will not fit: steps 2-3 price the rest"
-    learn = fresh_learner(partial(xor_dls, n_train=512), partial(_SlowFirstForward, 1.0), loss_func=CrossEntropyLossFlat())
-    batches = training_batches(learn, 12)
-    # at 1 s for step 1 and milliseconds after it, 12 steps fit in 3 s; a forecast of (3 steps' time) / 3 * 12 = 4 s would stop at 3
-    run = short_run(learn, steps=12, batches=batches, budget=3.0, min_steps=12)
-    assert len(run['losses']) == 12, run
-    # the forecast still stops a run whose later steps are slow too
-    slow = fresh_learner(partial(xor_dls, n_train=512), build_mlp, loss_func=CrossEntropyLossFlat())
-    run = short_run(slow, steps=12, batches=batches, budget=30.0, min_steps=10**6) # 3 steps fit in 30 s; a million do not
-    assert len(run['losses']) == 3, run
+def test_short_run_runs_every_step_whatever_they_take():
+    "A slow step changes nothing: the run is its steps (no forecast from seconds), the same losses as the fast model's"
+    slow = fresh_learner(partial(xor_dls, n_train=512), partial(_SlowFirstForward, 0.2), loss_func=CrossEntropyLossFlat())
+    fast = fresh_learner(partial(xor_dls, n_train=512), build_mlp, loss_func=CrossEntropyLossFlat())
+    batches = training_batches(fast, 12)
+    slow_run, fast_run = short_run(slow, steps=12, batches=batches), short_run(fast, steps=12, batches=batches)
+    assert len(slow_run['losses']) == 12 and slow_run['losses'] == fast_run['losses']
