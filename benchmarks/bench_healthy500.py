@@ -186,7 +186,7 @@ def main(argv=None):
     parser.add_argument('--n', type=int, default=500)
     parser.add_argument('--seed', type=int, default=0)
     parser.add_argument('--workers', type=int, default=2)
-    parser.add_argument('--budget', type=float, default=6.0, help='seconds of sanity checks per Learner')
+    parser.add_argument('--budget', type=float, default=6.0, help="each sanity check's wall-clock safety net, in seconds ('incomplete' when it runs out)")
     parser.add_argument('--families', nargs='*', default=None, help=f'only these of {FAMILIES}')
     parser.add_argument('--json', help='write every draw and its results here')
     args = parser.parse_args(argv)

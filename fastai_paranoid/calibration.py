@@ -256,7 +256,7 @@ class Scenario:
     bug: str|None = None # the check responsible for catching the planted bug (None: healthy, no check may fail or warn)
     family: str = '' # fastai application family
     slow: bool = False # marked `slow` in the test matrix
-    budget: float|None = None # `learn.sanity_check(budget=...)` (None: the default); the resnets get 20 s: the checks must adapt and stay silent
+    budget: float|None = None # `learn.sanity_check(budget=...)`, each check's wall-clock safety net (None: the default); the resnets get 20 s, as under `fastai-paranoid check`
 
 SCENARIOS = [
     # healthy Learners across fastai's application families
@@ -303,7 +303,7 @@ SCENARIOS = [
 
 # %% ../nbs/36_calibration.ipynb #4a59b323
 ALARMS = ('failed', 'warning', 'error')
-_CODE = {'passed': 'P', 'failed': 'F', 'warning': 'W', 'info': 'i', 'skipped': 's', 'error': 'E'}
+_CODE = {'passed': 'P', 'failed': 'F', 'warning': 'W', 'info': 'i', 'skipped': 's', 'incomplete': 'I', 'error': 'E'}
 
 @dataclass
 class CorpusRun:
@@ -327,7 +327,7 @@ class CorpusRun:
                 for r in [self.reports[sc.name, s][sc.bug]] if r.verdict not in ('failed', 'warning')]
     @property
     def table(self)->ResultTable:
-        "Scenario x check: one letter per seed (P passed, F failed, W warning, s skipped, E error); [..] marks the check responsible for the planted bug"
+        "Scenario x check: one letter per seed (P passed, F failed, W warning, i info, s skipped, I incomplete, E error); [..] marks the check responsible for the planted bug"
         rows = []
         for sc in self.scenarios:
             row = {'scenario': sc.name, 'expect': 'healthy' if sc.bug is None else 'bug'}
