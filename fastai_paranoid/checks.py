@@ -332,6 +332,8 @@ def _drop(losses:list, span:int)->float:
 
 def _trend(losses:list, span:int)->str:
     "What the loss did over the last `span` steps, in words a reader takes in at once: 'rose 23.2% (from 0.98 to 1.21) over the last 250 of its 1000 steps'"
+    span = min(span, len(losses) - 1)
+    if span < 1: return f"was {losses[-1]:.4g} after its only step"
     before, last, drop = losses[-span - 1], losses[-1], _drop(losses, span)
     how = 'fell' if drop > 0 else 'rose' if drop < 0 else 'stayed level'
     amount = f" {pct(abs(drop))}" if drop else ''
