@@ -354,19 +354,19 @@ def work_per_step(learn:Learner, # the Learner whose loss function is used (and 
                   model:nn.Module, # the model (or a copy of `learn.model`) the step trains; counted on a copy of it
                   xb:tuple, yb:tuple, # the batch of the step
                  )->float:
-    "FLOPs of one training step of `model` on `(xb, yb)`: forward and backward as `FlopCounterMode` counts them, plus `OPT_FLOPS_PER_PARAM` per trainable parameter. The same on every machine: the unit the checks' work allowances are counted in"
+    "FLOPs of one training step of `model` on `(xb, yb)`: 3 x the forward pass as `FlopCounterMode` counts it (the backward costs about twice the forward: gradients of the inputs and of the weights), plus `OPT_FLOPS_PER_PARAM` per trainable parameter. The same on every machine: the unit the checks' work allowances are counted in"
     n_params = sum(p.numel() for p in model.parameters() if p.requires_grad)
     key = ('work_per_step', type(model).__qualname__, n_params, _shapes(xb), _shapes(yb))
     known = SHARED.note(learn, key)
     if known is not None: return known
     from torch.utils.flop_counter import FlopCounterMode # imported here: loading it costs a fraction of a second
-    twin = copy_model(model)
+    twin = copy_model(model) # a forward can change a model's state (BatchNorm statistics, an RNN's hidden state)
     try:
-        with preserve_rng(learn.dls), torch.enable_grad(), FlopCounterMode(display=False) as counter:
+        with preserve_rng(learn.dls), torch.no_grad(), FlopCounterMode(display=False) as counter:
             out = twin(*xb)
             out = first_tensor(out) if isinstance(out, (tuple, list)) else out
-            learn.loss_func(out, *yb).backward()
-        flops = float(counter.get_total_flops())
+            learn.loss_func(out, *yb)
+        flops = 3.0 * float(counter.get_total_flops())
     except Exception: # an op the counter cannot run through: a dense net's forward and backward, 6 FLOPs per parameter per item
         flops = 6.0 * n_params * len(first_tensor(list(yb)) if first_tensor(list(yb)) is not None else 1)
     return SHARED.note(learn, key, flops + OPT_FLOPS_PER_PARAM * n_params) or flops + OPT_FLOPS_PER_PARAM * n_params
