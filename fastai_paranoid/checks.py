@@ -350,7 +350,7 @@ def overfit_one_batch(learn:Learner, # the Learner, left as it is
                      )->dict:
     "Train a copy of the model in memorizing mode (dropout off, however it is applied; normalization on batch statistics) on the first items of the first training batch: the loss at each step and, for classifiers, the batch accuracy"
     loss_func = learn.loss_func
-    deadline = Deadline(budget)
+    deadline = Deadline(budget, 'overfit_one_batch')
     model = memorizing(model_copy(learn))
     opt = new_optimizer(learn, model, user_lr(learn, lr))
     losses, accuracies = [], []
@@ -372,7 +372,7 @@ def overfit_one_batch(learn:Learner, # the Learner, left as it is
             if not math.isfinite(losses[-1]): stop = 'non-finite'
             elif until is not None and until(losses): stop = 'until'
             else:
-                deadline.check('overfit_one_batch')
+                deadline.check()
                 continue
             break
         if classifier and not every_accuracy:
@@ -484,9 +484,10 @@ def short_run(learn:Learner, # the Learner, left as it is
               steps:int=50, # optimizer steps, one per training batch
               batches:list|None=None, # the batches to train on (default: the first `steps` of `learn.dls.train`)
               budget:float|None=None, # seconds: the wall-clock safety net; when it runs out the run raises `CheckIncomplete`
+              deadline:Deadline|None=None, # a safety net shared with the caller (a check), instead of `budget`
              )->dict:
     "A short training run of a copy of the model (the same batches and start for any `lr`): the loss at each step and how far the weights moved"
-    deadline = Deadline(budget)
+    deadline = Deadline(budget, 'short_run') if deadline is None else deadline
     if batches is None: batches = training_batches(learn, steps)
     model = model_copy(learn)
     opt = new_optimizer(learn, model, lr)
@@ -501,7 +502,7 @@ def short_run(learn:Learner, # the Learner, left as it is
             opt.step()
             losses.append(loss.item())
             if not math.isfinite(losses[-1]): break
-            deadline.check('short_run')
+            deadline.check()
     with torch.no_grad():
         moved = math.sqrt(sum(float(((p - p0).double() ** 2).sum()) for p, p0 in zip(trained, start)))
         size = math.sqrt(sum(float((p0.double() ** 2).sum()) for p0 in start))
@@ -546,7 +547,7 @@ def check_lr(learn:Learner, # the Learner, left as it is
             )->CheckResult:
     "Does a short run at the user's learning rate end below where it started? A loss that hovers above its start points first at a rate too high."
     name = 'check_lr'
-    deadline = Deadline(budget)
+    deadline = Deadline(budget, name)
     lr = user_lr(learn, lr)
     xb, yb = training_batches(learn, 1)[0]
     step_gflop = work_per_step(learn, learn.model, xb, yb) / 1e9
@@ -557,8 +558,8 @@ def check_lr(learn:Learner, # the Learner, left as it is
             f"each on a training batch), too few to tell the loss's trend from batch-to-batch noise.",
             f"Give it more work: settings={{'check_lr': {{'work': {math.ceil(step_gflop * min(min_steps, steps) * 1.5)}}}}} (GFLOP).")
     batches = training_batches(learn, planned)
-    run = short_run(learn, lr, planned, batches, budget=deadline.left if budget is not None else None)
-    deadline.check(name) # scoring the starting weights on the run's last batches: forward passes only
+    run = short_run(learn, lr, planned, batches, deadline=deadline)
+    deadline.check() # scoring the starting weights on the run's last batches: forward passes only
     power = (f" ({planned} of the {steps} steps it wants: its work allowance of {work:g} GFLOP pays for {planned} at {step_gflop:.3g} GFLOP each)"
              if planned < steps else '')
     ev = _lr_evidence(learn, run, batches, lr, steps, tail, power)

@@ -54,18 +54,20 @@ class CheckIncomplete(Exception):
 
 class Deadline:
     "A check's wall-clock safety net: seconds `spent` since it was made, seconds `left` (inf without one), `expired`; `check()` raises `CheckIncomplete` once it has run out. It stops a check whose work takes far longer than it should; it never sizes the work, which the model and the data decide"
-    def __init__(self, seconds:float|None=None): # the safety net (None: no limit)
-        self.seconds, self.start = seconds, time.perf_counter()
+    def __init__(self, seconds:float|None=None, # the safety net (None: no limit)
+                 what:str='the check', # what it stops, for the message
+                ):
+        self.seconds, self.what, self.start = seconds, what, time.perf_counter()
     @property
     def spent(self)->float: return time.perf_counter() - self.start
     @property
     def left(self)->float: return math.inf if self.seconds is None else self.seconds - self.spent
     @property
     def expired(self)->bool: return self.left <= 0
-    def check(self, what:str='the check'): # what was stopped, for the message
+    def check(self, what:str|None=None): # what was stopped, for the message (default: `self.what`)
         "Raise `CheckIncomplete` if the safety net has run out (called between units of work)"
         if self.expired:
-            raise CheckIncomplete(f"{what} was stopped by its wall-clock safety net after {self.spent:.1f} s (budget={self.seconds:g} s) "
+            raise CheckIncomplete(f"{what or self.what} was stopped by its wall-clock safety net after {self.spent:.1f} s (budget={self.seconds:g} s) "
                                   f"before its work was done, so it judges nothing.")
 
 def pct(x:float, digits:int=1)->str:

@@ -319,7 +319,8 @@ def test_budget_is_a_safety_net_and_a_stopped_check_is_incomplete():
     report = learn.sanity_check(checks=MODEL_CHECKS[:4], on_finding=None, progress=False, budget=1e-6)
     assert report.budget == 1e-6 and 'safety net 1e-06 s per check' in str(report)
     res = report['check_lr']
-    assert res.verdict == 'incomplete' and 'safety net' in res.message and 'budget=' in res.fix and res.level is None
+    assert res.verdict == 'incomplete' and 'check_lr was stopped by its wall-clock safety net' in res.message and 'budget=' in res.fix
+    assert not res.level and not res.is_finding
     assert report.incomplete == [report['check_overfit_one_batch'], report['check_lr']] and report.ok
     with pytest.raises(ValueError, match='budget'): learn.sanity_check(budget=0)
 
