@@ -4,7 +4,7 @@
 
 # %% ../nbs/31_datachecks.ipynb #2e372f3f
 from __future__ import annotations
-import contextlib, copy, hashlib, math, time
+import contextlib, copy, hashlib, math, sys, time
 from dataclasses import dataclass, field
 import torch
 from torch import nn
@@ -688,7 +688,8 @@ def _sampled_inputs(learn, max_items:int, deadline:Deadline)->tuple:
 def _input_kinds(learn)->list:
     "Per input, how the user's pipeline can normalize it: 'tabular' (a `TabDataLoader`: `procs=[Normalize]`), 'image' (a `TensorImage` in a fastai `TfmdDL`: `Normalize` as a batch transform), or 'tensor' (plain tensors: fastai's `Normalize` leaves them alone, so standardize them in the Dataset)"
     dl = learn.dls.train
-    if type(dl).__name__ == 'TabDataLoader': return ['tabular'] * _n_inp(learn.dls)
+    tabular = sys.modules.get('fastai.tabular.core') # loaded whenever a TabDataLoader exists
+    if tabular is not None and isinstance(dl, tabular.TabDataLoader): return ['tabular'] * _n_inp(learn.dls)
     kinds = ['tensor'] * _n_inp(learn.dls)
     if not hasattr(dl, 'after_batch') or not hasattr(dl, 'new'): return kinds
     from fastai.torch_core import TensorImageBase
@@ -755,15 +756,17 @@ def _normalization_fix(label:str, mean:torch.Tensor, std:torch.Tensor, unit:str,
             f"(fastai's Normalize transforms only TensorImage, not plain tensors): `x = (x - x_train.mean(0)) / x_train.std(0).clamp_min(1e-8)`")
 
 def _normalization_finding(x:torch.Tensor, label:str, bounds:dict, consumer, max_abs_mean:float, std_range:tuple, far_mean:float,
-                           far_std:float, kind:str='image')->dict:
-    "What the bounds of one input's channels say: `undecided` (channels that look far off, but whose bounds cannot tell), and when a channel is off, `text` (what is off, its worst channels), `warn` (far off, into a first layer `consumer` that does not normalize) and `fix`"
+                           far_std:float, kind:str='image', far_bounds:dict|None=None)->dict:
+    "What the bounds of one input's channels say: `undecided` (channels that look far off, but whose bounds cannot tell), and when a channel is off, `text` (what is off, its worst channels), `warn` (far off, into a first layer `consumer` that does not normalize) and `fix`. Far off is judged on `far_bounds` when given (the whole training set's exact statistics); mildly off ('info') always on the confidence `bounds`, so that a small standardized training set whose mean is 0.3 by chance gets no note"
     unit = 'channel' if x.ndim > 2 else 'feature'
     mean, std = bounds['mean'].float(), bounds['std'].float()
     live = bounds['std_high'] > 1e-8 # constant features (always-black border pixels) carry nothing to normalize
     scale_high = bounds['std_high'].clamp_min(1)
-    far = live & (((bounds['abs_mean_low'] > far_mean * scale_high) & (bounds['abs_mean_low'] > far_std)) | (bounds['std_low'] > far_std))
-    off = live & ((bounds['abs_mean_low'] > max_abs_mean * scale_high) | (bounds['std_high'] < std_range[0]) | (bounds['std_low'] > std_range[1]))
+    fb = bounds if far_bounds is None else far_bounds
+    far = live & (((fb['abs_mean_low'] > far_mean * fb['std_high'].clamp_min(1)) & (fb['abs_mean_low'] > far_std)) | (fb['std_low'] > far_std))
+    off = far | (live & ((bounds['abs_mean_low'] > max_abs_mean * scale_high) | (bounds['std_high'] < std_range[0]) | (bounds['std_low'] > std_range[1])))
     maybe_far = live & ~far & (((mean.abs() > far_mean * std.clamp_min(1)) & (mean.abs() > far_std)) | (std > far_std))
+    if far_bounds is not None: maybe_far &= False # exact statistics: nothing left undecided
     res = dict(undecided=f"{label}: {int(maybe_far.sum())} {unit}s" if maybe_far.any() else None, text=None)
     if not off.any(): return res
     picked = far if far.any() else off
@@ -799,10 +802,10 @@ def _normalization_result(name:str, threshold:str, measured:dict, warnings_:list
         return CheckResult(name, 'info', measured, threshold,
                            '; '.join(notes) + f" ({sample}). Networks with BatchNorm train fine on such inputs, and fastai's vision_learner "
                            "adds a Normalize only with pretrained weights (their statistics); standardizing still helps plain networks.",
-                           fix, claim='certain' if complete else f"{1 - alpha:.1%} confidence bounds, {sample}")
+                           fix, claim=f"{1 - alpha:.1%} confidence bounds, {sample}")
     return CheckResult(name, 'passed', measured, threshold,
                        f"No input channel is off mean 0, std 1 by more than |mean| <= {max_abs_mean} x max(1, std) and std in "
-                       f"{list(std_range)} allow, " + ("exactly" if complete else f"within {1 - alpha:.1%} confidence bounds") + f" ({sample}).")
+                       f"{list(std_range)} allow, within {1 - alpha:.1%} confidence bounds ({sample}).")
 
 # %% ../nbs/31_datachecks.ipynb #e6e73b6b
 @register_check(70)
@@ -832,13 +835,13 @@ def check_input_normalization(learn, # the Learner whose training inputs are mea
     measured, warnings_, notes, fixes, undecided = dict(n_items=n, whole_training_set=complete), [], [], [], []
     for i in float_inputs:
         x = inputs[i]
-        bounds = channel_bounds(x, alpha, exact=complete)
+        bounds = channel_bounds(x, alpha)
         label = f"input {i}" if len(inputs) > 1 else "input"
         unit = 'channel' if x.ndim > 2 else 'feature'
         measured[f'{label} mean'] = _values_text(bounds['mean'].float(), unit)
         measured[f'{label} std'] = _values_text(bounds['std'].float(), unit)
         finding = _normalization_finding(x, label, bounds, consumers.get(i), max_abs_mean, std_range, far_mean, far_std,
-                                         kinds[i] if i < len(kinds) else 'tensor')
+                                         kinds[i] if i < len(kinds) else 'tensor', channel_bounds(x, alpha, exact=True) if complete else None)
         if finding['undecided']: undecided.append(finding['undecided'])
         if finding['text'] is None: continue
         (warnings_ if finding['warn'] else notes).append(finding['text'])
