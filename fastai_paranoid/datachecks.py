@@ -217,7 +217,7 @@ def step_flops(model:nn.Module, # the model (a copy is measured, in training mod
         out = model(xb)
         loss = loss_func(out, yb)
         if loss.requires_grad: loss.backward()
-    return float(max(counter.get_total_flops(), 6 * n_params * len(xb)))
+    return float(max(counter.get_total_flops(), 6 * n_params * len(xb), 1))
 
 def _near_copies(x_train, x_valid, near:float)->tuple:
     "For each validation item, its nearest training item and whether it is a near copy: closer than `near` x the median distance between training items and their nearest neighbours"
@@ -694,9 +694,10 @@ def _input_kinds(learn)->list:
     if not hasattr(dl, 'after_batch') or not hasattr(dl, 'new'): return kinds
     from fastai.torch_core import TensorImageBase
     with preserve_rng(learn.dls), _deterministic_pipeline(dl):
-        for b in dl.new(shuffle=False, drop_last=False, bs=1):
-            return ['image' if isinstance(t, TensorImageBase) else 'tensor' for t in b[:_n_inp(learn.dls)]]
-    return kinds
+        try: first = next(iter(dl.new(shuffle=False, drop_last=False, bs=1)), None)
+        except Exception: first = None # a loader that cannot serve one item at a time (the fix then speaks of plain tensors)
+    if first is None: return kinds
+    return ['image' if isinstance(t, TensorImageBase) else 'tensor' for t in first[:_n_inp(learn.dls)]]
 
 def _first_consumers(learn, xs)->dict:
     "For each input tensor in `xs`, the first leaf module of (a copy of) the model that receives it as is"
