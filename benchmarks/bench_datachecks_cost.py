@@ -1,7 +1,8 @@
 """Seconds of the data checks (check_label_leak, check_split_duplicates, check_input_normalization,
 check_batch_independence) on a few Learners, each check on its own, with the share of a 60 s `learn.sanity_check()`
 budget the runner gives it (with the work-sized checks that budget is only their safety net), and then all four inside
-one `sharing(learn)` block, as `learn.sanity_check()` runs them (they share their reads). CPU seconds of this process
+one `sharing(learn)` block, as `learn.sanity_check()` runs them (they share their reads), with the runner's defaults
+(`check_label_leak(decide_without_copies=True)`: no copies across the split, no copies trained). CPU seconds of this process
 (`time.process_time`, torch on one thread), the fastest of `repeats` runs, so that other processes inflate them least.
 
 Learners: a small MLP on scikit-learn's digits (flattened, standardized), a tabular_learner on 2000 rows of mixed
@@ -25,6 +26,9 @@ from fastai_paranoid.fixtures import tensor_dls, load_digits_tensors, split_per_
 torch.set_num_threads(1)
 CHECKS = [check_label_leak, check_split_duplicates, check_input_normalization, check_batch_independence]
 BUDGETS = dict(check_label_leak=15.0, check_split_duplicates=5.0, check_input_normalization=1.3, check_batch_independence=2.6)
+RUN_DEFAULTS = dict(check_label_leak=dict(decide_without_copies=True)) # as learn.sanity_check() calls it: no copies, no training
+
+def call(check, learn): return check(learn, budget=BUDGETS[check.__name__], **RUN_DEFAULTS.get(check.__name__, {}))
 
 def digits_mlp():
     x, y = load_digits_tensors()
@@ -65,9 +69,9 @@ if __name__ == '__main__':
         learn = make()
         row = []
         for check in CHECKS:
-            best, res = min((cpu_seconds(lambda: check(learn, budget=BUDGETS[check.__name__])) for _ in range(repeats)), key=lambda o: o[0])
+            best, res = min((cpu_seconds(lambda: call(check, learn)) for _ in range(repeats)), key=lambda o: o[0])
             row.append(f"{check.__name__.removeprefix('check_')} {best:.2f} s ({res.verdict})")
         def run_all():
-            with sharing(learn): return [c(learn, budget=BUDGETS[c.__name__]) for c in CHECKS]
+            with sharing(learn): return [call(c, learn) for c in CHECKS]
         best, _ = min((cpu_seconds(run_all) for _ in range(repeats)), key=lambda o: o[0])
         print(f"{name:14s} " + '; '.join(row) + f"; all four shared {best:.2f} s", flush=True)
