@@ -509,20 +509,22 @@ def test_duplicates_level_follows_the_share(n_copies, verdict, level):
     assert '> 2% warning' in res.threshold and '> 10% failed' in res.threshold
     if n_copies: assert f"{n_copies} of 128 validation items" in res.message and res.claim == 'certain'
 
-def flipped_image_dls(n_copies, n_train=48, n_valid=24, seed=0):
-    "A DataBlock of random 16 px RGB images whose training items are flipped at random (`FlipItem(p=0.5)`); `n_copies` validation images copy training ones"
-    from fastai.vision.all import DataBlock, ImageBlock, CategoryBlock, IndexSplitter, FlipItem, PILImage
+def flipped_image_dls(n_copies, n_train=48, n_valid=24, seed=0, on_batch=False):
+    "A DataBlock of random 16 px RGB images whose training items are flipped at random (`FlipItem(p=0.5)` per item, or with `on_batch` fastai's `aug_transforms` on the batch); `n_copies` validation images copy training ones"
+    from fastai.vision.all import DataBlock, ImageBlock, CategoryBlock, IndexSplitter, FlipItem, PILImage, aug_transforms
     rng = np.random.default_rng(seed)
     arrays = [rng.integers(0, 256, (16, 16, 3), dtype=np.uint8) for _ in range(n_train + n_valid)]
     labels = [int(i % 2) for i in range(n_train + n_valid)]
     for j in range(n_copies): arrays[n_train + j], labels[n_train + j] = arrays[j].copy(), labels[j]
     block = DataBlock(blocks=(ImageBlock, CategoryBlock), get_x=lambda i: PILImage.create(arrays[i]), get_y=lambda i: labels[i],
-                      splitter=IndexSplitter(list(range(n_train, n_train + n_valid))), item_tfms=FlipItem(p=0.5))
+                      splitter=IndexSplitter(list(range(n_train, n_train + n_valid))),
+                      **(dict(batch_tfms=aug_transforms(size=16)) if on_batch else dict(item_tfms=FlipItem(p=0.5))))
     return block.dataloaders(list(range(n_train + n_valid)), bs=16, num_workers=0)
 
-def test_duplicates_found_before_random_augmentation():
+@pytest.mark.parametrize('on_batch', [False, True], ids=['FlipItem', 'aug_transforms'])
+def test_duplicates_found_before_random_augmentation(on_batch):
     "Training images flipped at random: every copy is still found (items read with the validation-time pipeline), and the loaders keep their split_idx"
-    dls = flipped_image_dls(n_copies=6)
+    dls = flipped_image_dls(n_copies=6, on_batch=on_batch)
     learn = Learner(dls, small_cnn(n_out=2, c_in=3), loss_func=nn.CrossEntropyLoss())
     splits = (dls.train.dataset.split_idx, dls.valid.dataset.split_idx, dls.train.after_item.split_idx, dls.train.after_batch.split_idx)
     res = check_split_duplicates(learn)
