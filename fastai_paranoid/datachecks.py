@@ -58,11 +58,17 @@ def _deterministic_pipeline(dl):
     dataset = getattr(dl, 'dataset', None)
     pipelines = [(f, f.split_idx) for f in (getattr(dl, nm, None) for nm in ('after_item', 'before_batch', 'after_batch'))
                  if f is not None and hasattr(f, 'split_idx')]
-    switch = dataset.set_split_idx(1) if hasattr(dataset, 'set_split_idx') and getattr(dataset, 'split_idx', None) == 0 else contextlib.nullcontext()
+    training = getattr(dataset, 'split_idx', None) == 0
+    switch = dataset.set_split_idx(1) if training and hasattr(dataset, 'set_split_idx') else contextlib.nullcontext() # a `Datasets`
+    tfmd_list = training and not hasattr(dataset, 'set_split_idx') and hasattr(getattr(dataset, 'tfms', None), 'split_idx') # a `TfmdLists`
+    if tfmd_list:
+        kept = (dataset.split_idx, dataset.tfms.split_idx)
+        dataset.split_idx = dataset.tfms.split_idx = 1
     try:
         with switch: yield
     finally:
         for f, split_idx in pipelines: f.split_idx = split_idx
+        if tfmd_list: dataset.split_idx, dataset.tfms.split_idx = kept
 
 def _read_batches(learn, ds_idx:int, max_items:int|None, deadline:Deadline|None)->tuple:
     "`(batches, complete, exhausted)`: the batches of `learn.dls[ds_idx]` in dataset order as plain CPU tensors, read with the split's deterministic pipeline (the validation-time transforms: training items before random augmentation); `complete`: the safety net `deadline` did not stop the read; `exhausted`: the loader ran to its end. The items read follow from `max_items` and `MAX_READ_BYTES` only"
