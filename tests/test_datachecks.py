@@ -603,3 +603,35 @@ def test_normalization_fix_for_tabular():
     res = check_input_normalization(build([]))
     assert res.verdict == 'info' and 'procs=[Normalize]' in res.fix, res.fix
     assert _verdict_after(lambda: build([Normalize])) == 'passed'
+
+def test_duplicates_through_tfmdlists_and_plain_torch_loaders():
+    "A TfmdLists pipeline with random flips, and fastai's migration recipe (plain PyTorch DataLoaders in DataLoaders): copies found, the healthy splits pass, split_idx put back"
+    from torch.utils.data import TensorDataset, DataLoader
+    from fastai.data.core import DataLoaders, TfmdLists
+    from fastai.vision.all import Transform, TensorImage, TensorCategory, FlipItem, Flip
+    g = torch.Generator().manual_seed(0)
+    imgs = [torch.randint(0, 256, (3, 16, 16), generator=g).float() for _ in range(72)]
+    def tfmd_learner(n_copies):
+        items = list(imgs)
+        for j in range(n_copies): items[48 + 2 * j] = items[2 * j].clone()   # same label parity: a copy, input and target
+        class Pair(Transform):
+            def encodes(self, i): return (TensorImage(items[i]), TensorCategory(i % 2))
+        tl = TfmdLists(list(range(72)), [Pair()], splits=[list(range(48)), list(range(48, 72))])
+        dls = tl.dataloaders(bs=16, after_item=[FlipItem(p=0.5)], after_batch=[Flip(p=0.5)])
+        return Learner(dls, small_cnn(n_out=2, c_in=3), loss_func=nn.CrossEntropyLoss())
+    learn = tfmd_learner(3)
+    res = check_split_duplicates(learn)
+    assert res.verdict == 'failed' and res.measured['valid_in_train'] == 3, res.message
+    assert (learn.dls.train.dataset.split_idx, learn.dls.train.dataset.tfms.split_idx) == (0, 0)
+    assert check_split_duplicates(tfmd_learner(0)).verdict == 'passed'
+    x, y = torch.randn(300, 8, generator=g), torch.randint(0, 2, (300,), generator=g)
+    def torch_learner(xs):
+        dls = DataLoaders(DataLoader(TensorDataset(xs[:240], y[:240]), batch_size=32, shuffle=True),
+                          DataLoader(TensorDataset(xs[240:], y[240:]), batch_size=64))
+        return Learner(dls, nn.Linear(8, 2), loss_func=nn.CrossEntropyLoss())
+    assert check_split_duplicates(torch_learner(x)).verdict == 'passed'
+    copied = x.clone()
+    copied[240:270] = x[:30]
+    y[240:270] = y[:30]
+    res = check_split_duplicates(torch_learner(copied))
+    assert res.verdict == 'failed' and res.measured['valid_in_train'] == 30, res.message
