@@ -4,7 +4,7 @@
 
 # %% ../nbs/31_datachecks.ipynb #2e372f3f
 from __future__ import annotations
-import contextlib, copy, hashlib, math, time
+import contextlib, copy, hashlib, math, sys, time
 from dataclasses import dataclass, field
 import torch
 from torch import nn
@@ -23,13 +23,55 @@ class RaggedItems(ValueError):
     "The items of a DataLoader come in batches of different shapes (padded per batch): they cannot be put side by side"
 
 # %% auto #0
-__all__ = ['RaggedItems', 'served_items', 'repeat_structure', 'remaining_power', 'matches_test', 'check_label_leak',
-           'class_shares_test', 'check_split_duplicates', 'channel_bounds', 'check_input_normalization',
-           'check_batch_independence']
+__all__ = ['SAFETY_NET_MIN', 'MAX_READ_BYTES', 'RaggedItems', 'safety_net', 'served_items', 'repeat_structure', 'step_flops',
+           'remaining_power', 'matches_test', 'check_label_leak', 'class_shares_test', 'check_split_duplicates',
+           'channel_bounds', 'check_input_normalization', 'check_batch_independence']
 
 # %% ../nbs/31_datachecks.ipynb #4b8d33bb
+SAFETY_NET_MIN = 60.0 # seconds: the shortest wall-clock safety net of a data check (a smaller `budget`, such as a share of the runner's, is raised to it)
+MAX_READ_BYTES = 256 * 2**20 # the most bytes of items a check keeps from one split: past it, the first items in dataset order, said in the result
+
+def safety_net(budget:float|None)->Deadline:
+    "The wall-clock safety net of a data check given `budget` seconds: never shorter than `SAFETY_NET_MIN`, none without a budget. Its items and steps follow from the data and the model; the net only stops a check that would run far longer than its work should take, and the check then says 'incomplete'"
+    return Deadline(None if budget is None else max(float(budget), SAFETY_NET_MIN))
+
+def _incomplete(name:str, threshold, deadline:Deadline, doing:str, measured:dict|None=None)->CheckResult:
+    "The 'incomplete' result of a check its safety net stopped: it judges nothing on the part it did"
+    return CheckResult(name, 'incomplete', dict(measured or {}, safety_net_s=deadline.seconds), threshold,
+                       f"its wall-clock safety net of {deadline.seconds:.0f} s stopped it while {doing}, before its work was done: "
+                       f"it judges nothing on the part it did.",
+                       f"Run it with a longer safety net: learn.sanity_check(budget=...) or settings={{'{name}': {{'budget': ...}}}}; "
+                       f"or run it on a machine that is less loaded.")
+
+def _device_of(model:nn.Module)->torch.device:
+    return next(iter(model.parameters()), torch.empty(0)).device
+
+def _ordered_loader(dl):
+    "A loader of `dl`'s dataset in dataset order, every item (no shuffle, no drop_last), sharing its pipeline: fastai's `dl.new`, or a plain PyTorch DataLoader rebuilt with the same batch size and collate function"
+    if hasattr(dl, 'new'): return dl.new(shuffle=False, drop_last=False)
+    return torch.utils.data.DataLoader(dl.dataset, batch_size=dl.batch_size or 1, shuffle=False, drop_last=False,
+                                       collate_fn=dl.collate_fn, num_workers=0)
+
+@contextlib.contextmanager
+def _deterministic_pipeline(dl):
+    "Within the block, a fresh iteration of `dl` applies the validation-time transforms (`split_idx=1`: no random augmentation, center crops), so training items are compared as they are before augmentation; `dl`'s dataset and pipelines are put back as they were"
+    dataset = getattr(dl, 'dataset', None)
+    pipelines = [(f, f.split_idx) for f in (getattr(dl, nm, None) for nm in ('after_item', 'before_batch', 'after_batch'))
+                 if f is not None and hasattr(f, 'split_idx')]
+    training = getattr(dataset, 'split_idx', None) == 0
+    switch = dataset.set_split_idx(1) if training and hasattr(dataset, 'set_split_idx') else contextlib.nullcontext() # a `Datasets`
+    tfmd_list = training and not hasattr(dataset, 'set_split_idx') and hasattr(getattr(dataset, 'tfms', None), 'split_idx') # a `TfmdLists`
+    if tfmd_list:
+        kept = (dataset.split_idx, dataset.tfms.split_idx)
+        dataset.split_idx = dataset.tfms.split_idx = 1
+    try:
+        with switch: yield
+    finally:
+        for f, split_idx in pipelines: f.split_idx = split_idx
+        if tfmd_list: dataset.split_idx, dataset.tfms.split_idx = kept
+
 def _read_batches(learn, ds_idx:int, max_items:int|None, deadline:Deadline|None)->tuple:
-    "`(batches, complete, exhausted)`: the batches of `learn.dls[ds_idx]` in dataset order as plain CPU tensors, whether every item was read, and whether the loader ran to its end"
+    "`(batches, complete, exhausted)`: the batches of `learn.dls[ds_idx]` in dataset order as plain CPU tensors, read with the split's deterministic pipeline (the validation-time transforms: training items before random augmentation); `complete`: the safety net `deadline` did not stop the read; `exhausted`: the loader ran to its end. The items read follow from `max_items` and `MAX_READ_BYTES` only"
     dl = learn.dls[ds_idx]
     shared = SHARED.get(learn, 'items', dl)
     if shared is not None: # a run of checks read it already: its batches as far as this read would have gone (no time spent, so no deadline)
@@ -42,27 +84,26 @@ def _read_batches(learn, ds_idx:int, max_items:int|None, deadline:Deadline|None)
         if exhausted: return res, True, True
     batches, complete, exhausted = [], True, True
     with preserve_rng(learn.dls):
-        ordered = dl.new(shuffle=False, drop_last=False)
-        try: n_batches = len(ordered)
-        except TypeError: n_batches = None
-        seen = 0
-        for b in ordered:
-            batches.append([_plain(t) for t in b])
-            seen += len(batches[-1][0])
-            if max_items is not None and seen >= max_items:
-                exhausted = False
-                break
-            if deadline is not None and deadline.expired:
-                complete = n_batches is not None and len(batches) >= n_batches
-                exhausted = complete
-                break
-    if shared is None or len(batches) > len(shared[0]): SHARED.put(learn, 'items', dl, (batches, exhausted))
+        ordered = _ordered_loader(dl)
+        seen, kept_bytes = 0, 0
+        with _deterministic_pipeline(dl):
+            for b in ordered:
+                batches.append([_plain(t) for t in b])
+                seen += len(batches[-1][0])
+                kept_bytes += sum(t.element_size() * t.nelement() for t in batches[-1] if isinstance(t, torch.Tensor))
+                if (max_items is not None and seen >= max_items) or kept_bytes >= MAX_READ_BYTES:
+                    exhausted = False
+                    break
+                if deadline is not None and deadline.expired:
+                    complete = exhausted = False
+                    break
+    if complete and (shared is None or len(batches) > len(shared[0])): SHARED.put(learn, 'items', dl, (batches, exhausted))
     return batches, complete, exhausted
 
-def _read_items(learn, ds_idx:int=0, max_items:int|None=None, deadline:Deadline|None=None)->tuple:
-    "`(inputs, targets, complete)`: as `served_items`, and whether every item was read (False when `deadline` cut the reading short)"
+def _read_items(learn, ds_idx:int=0, max_items:int|None=None, deadline:Deadline|None=None, with_end:bool=False)->tuple:
+    "`(inputs, targets, complete)`: as `served_items`, and whether the safety net `deadline` let the read finish (False: it stopped it); with `with_end`, also whether the loader ran to its end (every item read)"
     n_inp = _n_inp(learn.dls)
-    batches, complete, _ = _read_batches(learn, ds_idx, max_items, deadline)
+    batches, complete, exhausted = _read_batches(learn, ds_idx, max_items, deadline)
     if not batches: raise ValueError(f"served_items: learn.dls[{ds_idx}] serves no items; give it a non-empty dataset.")
     # a language-model loader cuts its last batch shorter (`last_len`): leave that batch out rather than refuse the others
     if len(batches) > 2 and batches[-1][0].shape[1:] != batches[0][0].shape[1:] \
@@ -73,14 +114,14 @@ def _read_items(learn, ds_idx:int=0, max_items:int|None=None, deadline:Deadline|
             raise RaggedItems(f"learn.dls[{ds_idx}] serves column {i} in batches of different shapes {sorted(shapes)[:3]} "
                               f"(padded per batch, as fastai's text loaders do): its items cannot be compared across batches.")
     cols = [torch.cat([b[i] for b in batches])[:max_items] for i in range(len(batches[0]))]
-    return tuple(cols[:n_inp]), tuple(cols[n_inp:]), complete
+    return (tuple(cols[:n_inp]), tuple(cols[n_inp:]), complete) + ((exhausted,) if with_end else ())
 
 def served_items(learn, # the Learner whose DataLoaders are read
                  ds_idx:int=0, # 0: training DataLoader, 1: validation
                  max_items:int|None=None, # stop after this many items (None: all)
-                 deadline:Deadline|None=None, # stop after the batch during which it expires
+                 deadline:Deadline|None=None, # a safety net: stop after the batch during which it expires
                 )->tuple:
-    "`(inputs, targets)`: tuples of tensors of the items `learn.dls[ds_idx]` serves after its pipeline, in dataset order, leaving every RNG and the DataLoader as they were"
+    "`(inputs, targets)`: tuples of tensors of the items `learn.dls[ds_idx]` serves after its deterministic pipeline (validation-time transforms, so training items come before random augmentation), in dataset order, leaving every RNG and the DataLoader as they were"
     xs, ys, _ = _read_items(learn, ds_idx, max_items, deadline)
     return xs, ys
 
@@ -146,9 +187,8 @@ def _scrambled_labels(keys, labels, generator):
     new = {k: distinct[order[p]] for k, p in zip(order, perm)}
     return torch.tensor([new[k] for k in keys])
 
-def _fit_scrambled(model, loss_func, x_train, y_train, steps, bs, lr, deadline=None, check_every:int=25, memorized:float=0.98,
-                   min_steps:int=0):
-    "Adam on random minibatches of `(x_train, y_train)` for `steps` steps, until `deadline` expires (or after 3 steps, when `min_steps` will not fit in it) or the model has memorized them (checked on 64 items every `check_every` steps); the caller seeds and preserves the RNGs. Returns the steps run."
+def _fit_scrambled(model, loss_func, x_train, y_train, steps, bs, lr, deadline=None, check_every:int=25, memorized:float=0.98)->tuple:
+    "Adam on random minibatches of `(x_train, y_train)` for `steps` steps, or until the model has memorized them (checked on 64 items every `check_every` steps); the caller seeds and preserves the RNGs. `deadline` is a safety net only. Returns `(steps run, stopped by the safety net)`"
     opt = torch.optim.Adam(model.parameters(), lr=lr)
     probe = torch.randperm(len(y_train))[:64]
     done = 0
@@ -159,16 +199,31 @@ def _fit_scrambled(model, loss_func, x_train, y_train, steps, bs, lr, deadline=N
         loss_func(model(x_train[idx]), y_train[idx]).backward()
         opt.step()
         done += 1
-        if deadline is not None and deadline.expired: break
-        if done == 1 and deadline is not None: first_step = deadline.spent # the first step pays for warm-up (allocations, lazy init)
-        if deadline is not None and deadline.seconds is not None and done == 3 \
-           and deadline.spent + (deadline.spent - first_step) / 2 * (min_steps - 3) > deadline.seconds: break # min_steps will not fit
+        if deadline is not None and deadline.expired and done < steps:
+            model.eval()
+            return done, True
         if done % check_every == 0:
             model.eval()
             with torch.no_grad(): acc = (_first_tensor(model(x_train[probe])).argmax(-1) == y_train[probe]).float().mean().item()
             if acc >= memorized: break
     model.eval()
-    return done
+    return done, False
+
+def step_flops(model:nn.Module, # the model (a copy is measured, in training mode)
+               loss_func, # the loss the steps minimize
+               xb:torch.Tensor, # one minibatch of inputs
+               yb:torch.Tensor, # its targets
+              )->float:
+    "Floating-point operations of one training step (forward and backward) on `(xb, yb)`, counted by torch's `FlopCounterMode`; at least 6 x parameters x items (the count of a dense network), for layers it does not count. A measure of work that is the same on every machine"
+    from torch.utils.flop_counter import FlopCounterMode
+    model = copy_model(model).train()
+    n_params = sum(p.numel() for p in model.parameters())
+    counter = FlopCounterMode(display=False)
+    with counter, torch.enable_grad():
+        out = model(xb)
+        loss = loss_func(out, yb)
+        if loss.requires_grad: loss.backward()
+    return float(max(counter.get_total_flops(), 6 * n_params * len(xb), 1))
 
 def _near_copies(x_train, x_valid, near:float)->tuple:
     "For each validation item, its nearest training item and whether it is a near copy: closer than `near` x the median distance between training items and their nearest neighbours"
@@ -259,7 +314,7 @@ def _keys_with_near_copies(keys:list, x_train, x_valid, subset, near:float)->tup
 
 @dataclass
 class _LeakSplit:
-    "The items the shuffled-label test trains and scores on: one input per item, `labels` (training, then validation classes), their `keys` (copies and near copies share one), the random `subset` of training items the copies train on, `n_near` near copies, and whether the budget read every training item (`full`)"
+    "The items the shuffled-label test trains and scores on: one input per item, `labels` (training, then validation classes), their `keys` (copies and near copies share one), the random `subset` of training items the copies train on, `n_near` near copies, and whether every training item was read (`full`; past `MAX_READ_BYTES`, the first ones)"
     x_train: torch.Tensor
     x_valid: torch.Tensor
     labels: torch.Tensor
@@ -284,29 +339,30 @@ def _no_copies_result(name:str, threshold:str, split:_LeakSplit)->CheckResult:
                        f"No validation item is a copy or a near copy of one of the {len(split.subset)} training items the copies would train on "
                        f"({split.n_valid} validation items hashed and compared): labels scrambled at the source are independent between the "
                        f"splits, so fresh copies could only score chance on validation, and none was trained"
-                       + ('.' if split.full else f" (its budget read only the first {split.n_train} training items)."))
+                       + ('.' if split.full else f" (the first {split.n_train} training items in dataset order, {MAX_READ_BYTES >> 20} MB of them)."))
 
-def _too_slow(name:str, threshold:str, steps_run:int, per_step:float, why:str, needed:int, repeats:int)->CheckResult:
-    "The inconclusive ('skipped') result when the steps the test needs (`needed` per repeat) do not fit in its budget"
-    return CheckResult(name, 'skipped', dict(steps=steps_run, seconds_per_step=per_step), threshold, f"inconclusive: {why}",
-        f"Give it about {per_step * needed * repeats / 0.85:.0f} s: learn.sanity_check(budget=...) or "
-        f"settings={{'check_label_leak': {{'budget': ...}}}}; or a smaller `max_train`.")
+def _too_costly(name:str, threshold:str, flops:float, steps:int, needed:int, max_gflop:float)->CheckResult:
+    "The inconclusive ('skipped') result when the steps the test needs cost more work than its allowance: decided by the model's size, the same on every machine"
+    return CheckResult(name, 'skipped', dict(gflop_per_step=flops / 1e9, steps_affordable=steps, steps_needed=needed, max_gflop=max_gflop), threshold,
+                       f"inconclusive: a training step of a copy of the model costs {flops / 1e9:.3g} GFLOP, so its allowance of {max_gflop:g} GFLOP "
+                       f"per scramble pays for {steps} of the {needed}+ steps the test needs to memorize scrambled labels: not started.",
+                       f"Give it a larger allowance (settings={{'check_label_leak': {{'max_gflop': {math.ceil(flops * needed / 1e9)}}}}}), "
+                       f"or a smaller `bs`; check_split_duplicates still compares the splits item by item.")
 
 @dataclass
 class _Scrambles:
-    "What the repeats of the shuffled-label test measured. Per repeat: the copies' accuracy on their scrambled training labels and its chance level, their validation predictions and the scrambled labels those are scored against, the steps run. `short`: the budget cut the first repeat's steps; `power_left`: the conditional power when a clear pass stopped the repeats early; `slow`: `(steps run, seconds per step, steps that fit)` when the first repeat showed that the steps needed do not fit"
+    "What the repeats of the shuffled-label test measured. Per repeat: the copies' accuracy on their scrambled training labels and its chance level, their validation predictions and the scrambled labels those are scored against, the steps run. `power_left`: the conditional power when a clear pass stopped the repeats early; `stopped`: the safety net stopped the test"
     train_accs: list = field(default_factory=list)
     train_chances: list = field(default_factory=list)
     valid_preds: list = field(default_factory=list)
     valid_labels: list = field(default_factory=list)
     steps_run: list = field(default_factory=list)
-    short: bool = False
     power_left: float|None = None
-    slow: tuple|None = None
+    stopped: bool = False
 
-def _run_scrambles(learn, split:_LeakSplit, steps:int, repeats:int, bs:int, fit_lr:float, needed:int, seed:int, deadline:Deadline,
+def _run_scrambles(learn, split:_LeakSplit, steps:int, repeats:int, bs:int, fit_lr:float, seed:int, deadline:Deadline,
                    alpha:float, min_fit:float, futility:float)->_Scrambles:
-    "Train up to `repeats` fresh copies of the model (seeded `seed + r`) on labels scrambled at the source and predict the validation items; the first repeat finds how many steps fit in its share of `deadline`, the others run as many. Stops after the first when the `needed` steps do not fit, and after any when a clear pass leaves less than `futility` power"
+    "Train up to `repeats` fresh copies of the model (seeded `seed + r`) for `steps` steps each on labels scrambled at the source and predict the validation items. Stops after any repeat when a clear pass leaves less than `futility` power; `deadline` is a safety net only (`stopped`)"
     res, n_train = _Scrambles(), split.n_train
     device = next(iter(learn.model.parameters()), torch.empty(0)).device
     x_train, x_valid, subset = split.x_train.to(device), split.x_valid.to(device), split.subset.to(device)
@@ -318,19 +374,11 @@ def _run_scrambles(learn, split:_LeakSplit, steps:int, repeats:int, bs:int, fit_
             model = copy_model(learn.model)
             _reset_parameters(model)
             for p in model.parameters(): p.requires_grad_(True)
-            # the first repeat finds how many steps fit (its share of what is left, scoring included); the others run as many
-            share = Deadline(None if deadline.seconds is None else 0.85 * deadline.left / repeats)
-            n = steps if r == 0 else res.steps_run[0]
-            res.steps_run.append(_fit_scrambled(model, copy.deepcopy(learn.loss_func), x_train[subset], ytr[subset], n, bs, fit_lr,
-                                                share if r == 0 else None, min_steps=needed))
-            if r == 0:
-                res.short = res.steps_run[0] < n and (share.expired or res.steps_run[0] == 3)
-                if res.short and res.steps_run[0] < needed:
-                    per_step = share.spent / res.steps_run[0]
-                    if not share.expired: # cut after 3 steps: the forecast that min_steps would not fit
-                        per_step = max(per_step, share.seconds / needed)
-                    res.slow = (res.steps_run[0], per_step, int(share.seconds / per_step))
-                    return res
+            done, stopped = _fit_scrambled(model, copy.deepcopy(learn.loss_func), x_train[subset], ytr[subset], steps, bs, fit_lr, deadline)
+            res.steps_run.append(done)
+            if stopped or deadline.expired:
+                res.stopped = True
+                return res
             train_acc, train_chance = _accuracy_and_chance(model, x_train[subset], ytr[subset])
             res.train_accs.append(train_acc)
             res.train_chances.append(train_chance)
@@ -352,21 +400,21 @@ def _scramble_scores(scr:_Scrambles, seed:int)->dict:
     return dict(repeats=repeats, z=z, p=p, method=method, valid_accs=valid_accs, valid_acc=sum(valid_accs) / repeats,
                 chance=sum(chances) / repeats, train_acc=sum(scr.train_accs) / repeats, train_chance=sum(scr.train_chances) / repeats)
 
-def _label_leak_result(name:str, threshold:str, split:_LeakSplit, scr:_Scrambles, planned:int, steps:int, budget:float|None,
+def _label_leak_result(name:str, threshold:str, split:_LeakSplit, scr:_Scrambles, planned:int, steps:int,
                        alpha:float, min_gap:float, min_fit:float, seed:int)->CheckResult:
     "The verdict of the shuffled-label test: a warning when validation matches its scrambled labels above chance at p < `alpha` and by >= `min_gap`; else inconclusive ('skipped') when the copies fit the scrambled training labels less than `min_fit` above chance; else passed"
     s = _scramble_scores(scr, seed)
     repeats, n_valid, z, p = s['repeats'], split.n_valid, s['z'], s['p']
     measured = dict(valid_acc=s['valid_acc'], chance=s['chance'], z=z, p_value=p, train_acc=s['train_acc'],
                     valid_accs=[round(a, 4) for a in s['valid_accs']], n_train=split.n_train, n_valid=n_valid, repeats=repeats,
-                    steps=scr.steps_run[0], near_copies=split.n_near)
+                    steps=max(scr.steps_run), near_copies=split.n_near)
     sure = f"z = {z:.2f}, one-sided p = {p:.2g} ({s['method']}) over {repeats} scrambles x {n_valid} validation items"
     if repeats < planned:
         measured.update(repeats_planned=planned, power_left=scr.power_left)
         sure += (f"; stopped after {repeats} of the {planned} scrambles planned: going on as they went, the others would "
                  f"reach p < {alpha} with probability {scr.power_left:.1g}")
-    power = f"; the copies trained {scr.steps_run[0]} of the {steps} steps wanted, all its {budget:.1f} s budget allowed" if scr.short else ''
-    if not split.full: power += f"; its budget read only the first {split.n_train} training items"
+    power = f" (the first {split.n_train} training items in dataset order: {MAX_READ_BYTES >> 20} MB of them)" if not split.full else ''
+    scored = max(scr.steps_run)
     near_note = f" ({split.n_near} validation items are near copies of training items)" if split.n_near else ''
     if p < alpha and s['valid_acc'] - s['chance'] >= min_gap:
         claim = f"p = {p:.2g} < {alpha}, n = {repeats} x {n_valid} validation predictions"
@@ -377,8 +425,8 @@ def _label_leak_result(name:str, threshold:str, split:_LeakSplit, scr:_Scrambles
     if s['train_acc'] - s['train_chance'] < min_fit:
         return CheckResult(name, 'skipped', measured, threshold,
                            f"inconclusive: the copies fit only {measured['train_acc']:.4f} of the scrambled training labels "
-                           f"(chance {s['train_chance']:.4f}) in {scr.steps_run[0]} steps{power}: a leak would barely show ({sure}).",
-                           "Give the test more power: a larger budget (learn.sanity_check(budget=...)), more `steps`, a higher `fit_lr`, "
+                           f"(chance {s['train_chance']:.4f}) in {scored} steps{power}: a leak would barely show ({sure}).",
+                           "Give the test more power: more `steps` (with a larger `max_gflop` if the model is large), a higher `fit_lr`, "
                            "or a smaller `max_train`.")
     return CheckResult(name, 'passed', measured, threshold,
                        f"On scrambled labels, validation sits at chance: {s['valid_acc']:.4f} vs {s['chance']:.4f} ({sure}); "
@@ -387,7 +435,7 @@ def _label_leak_result(name:str, threshold:str, split:_LeakSplit, scr:_Scrambles
 # %% ../nbs/31_datachecks.ipynb #f69685f7
 @register_check(50)
 def check_label_leak(learn, # the Learner whose split is tested (on copies of its model and loss)
-                     steps:int=300, # Adam steps per repeat (fewer when the budget is short)
+                     steps:int=300, # Adam steps per repeat (fewer when `max_gflop` pays for fewer; they stop early once the copies memorized their labels)
                      repeats:int=3, # independent scrambles (labels, initial weights, minibatches)
                      fit_lr:float=3e-3, # Adam learning rate of the copies (the test's own, not the user's)
                      bs:int|None=None, # minibatch size (default: the training DataLoader's)
@@ -396,24 +444,27 @@ def check_label_leak(learn, # the Learner whose split is tested (on copies of it
                      alpha:float=CHECK_ALPHA, # one-sided p-value below which validation accuracy is above chance: warning (the test's false-alarm rate)
                      min_gap:float=0.02, # and by at least this much accuracy
                      min_fit:float=0.1, # scrambled training labels the model must fit above chance for the test to have power
-                     min_steps:int=50, # fewer steps than this in the budget: inconclusive, said after 3 steps instead of spending the budget
+                     min_steps:int=50, # fewer steps than `max_gflop` pays for: inconclusive ('skipped'), decided before training
+                     max_gflop:float=60.0, # work allowance per repeat, in GFLOP of training steps (`step_flops`): the model's size, not the machine's speed, sets the steps
                      near:float=0.05, # a validation item closer to a training item than this share of the typical distance between training items is a near copy: it shares its scrambled label
                      inherent:float=0.05, # this share of training items whose input recurs in training with another target: the inputs repeat by nature, and the test cannot tell copies from the task (skipped)
                      seed:int=0, # seed of the scrambles and the copies' initial weights
                      decide_without_copies:bool=False, # pass without training when no validation item shares its key with a training item the copies train on (`learn.sanity_check()` sets it; off, the copies train anyway and measure the p-value)
                      futility:float=CHECK_ALPHA, # stop after a repeat when the remaining ones, going on as the first went, would reach the warning with a lower probability than this (a clear pass; 0: always run every repeat)
-                     budget:float|None=None, # seconds (None: no time cap); the copies train for as many steps as fit
+                     budget:float|None=None, # seconds of its wall-clock safety net (`safety_net`: at least `SAFETY_NET_MIN`; None: none); when it fires, 'incomplete'
                     )->CheckResult:
     "Shuffled-label leak test: a fresh copy of the model trained on labels scrambled at the source must score chance on validation"
     name = 'check_label_leak'
-    deadline = Deadline(budget)
+    deadline = safety_net(budget)
     threshold = (f"one-sided permutation p < {alpha} and >= {min_gap} above chance: warning; "
                  f"the copies must fit the scrambled training labels >= {min_fit} above chance, else inconclusive")
     empty = _empty_split(learn, name, threshold)
     if empty is not None: return empty
-    reading = Deadline(None if budget is None else 0.2 * budget)
-    try: (train_xs, train_ys, full), (valid_xs, valid_ys, _) = _read_items(learn, 0, deadline=reading), _read_items(learn, 1, max_valid, reading)
+    try:
+        train_xs, train_ys, read_train, full = _read_items(learn, 0, deadline=deadline, with_end=True)
+        valid_xs, valid_ys, read_valid = _read_items(learn, 1, max_valid, deadline)
     except RaggedItems as err: return CheckResult(name, 'skipped', {}, threshold, str(err))
+    if not (read_train and read_valid): return _incomplete(name, threshold, deadline, "reading the items")
     y_train, y_valid = _class_labels(train_ys), _class_labels(valid_ys)
     if len(train_xs) != 1 or y_train is None or y_valid is None:
         return CheckResult(name, 'skipped', {}, threshold, "Needs one input and single-label class targets (integers); this Learner has other inputs or targets.")
@@ -428,19 +479,15 @@ def check_label_leak(learn, # the Learner whose split is tested (on copies of it
     # decided before training: a validation item can match its scrambled label above chance only through a training item the
     # copies train on that shares its key (a copy or a near copy); with none, its label is independent of all they see
     if decide_without_copies and not _valid_sharing_a_key(split): return _no_copies_result(name, threshold, split)
-    bs = min(bs or learn.dls.train.bs or 64, len(y_train), max_train or len(y_train))
+    bs = min(bs or getattr(learn.dls.train, 'bs', None) or 64, len(y_train), max_train or len(y_train))
     needed = min(min_steps, steps)
-    per_step = SHARED.note(learn, 'step_seconds') # in a run of checks, what a training step of a copy took (check_lr's short run)
-    if budget is not None and per_step is not None and per_step * needed * repeats > 2 * 0.85 * deadline.left:
-        return _too_slow(name, threshold, 0, per_step, f"a training step of a copy of the model takes {per_step:.2f} s here, so only "
-                         f"{int(0.85 * deadline.left / repeats / per_step)} of the {needed}+ steps the test needs to memorize scrambled "
-                         f"labels would fit in its {budget:.1f} s budget: not started.", needed, repeats)
-    scr = _run_scrambles(learn, split, steps, repeats, bs, fit_lr, needed, seed, deadline, alpha, min_fit, futility)
-    if scr.slow is not None:
-        steps_run, per_step, fit = scr.slow
-        return _too_slow(name, threshold, steps_run, per_step, f"a step of the copies takes {per_step:.2f} s, so only {fit} of the "
-                         f"{needed}+ steps the test needs to memorize scrambled labels fit in its {budget:.1f} s budget.", needed, repeats)
-    return _label_leak_result(name, threshold, split, scr, repeats, steps, budget, alpha, min_gap, min_fit, seed)
+    flops = step_flops(learn.model, learn.loss_func, x_train[:bs].to(_device_of(learn.model)), y_train[:bs].to(_device_of(learn.model)))
+    affordable = min(steps, int(max_gflop * 1e9 // flops))
+    if affordable < needed: return _too_costly(name, threshold, flops, affordable, needed, max_gflop)
+    scr = _run_scrambles(learn, split, affordable, repeats, bs, fit_lr, seed, deadline, alpha, min_fit, futility)
+    if scr.stopped: return _incomplete(name, threshold, deadline, f"training copy {len(scr.steps_run)} of {repeats} (step {scr.steps_run[-1]} of {affordable})")
+    return _label_leak_result(name, threshold, split, scr, repeats, affordable, alpha, min_gap, min_fit, seed)
+
 
 # %% ../nbs/31_datachecks.ipynb #974ab62c
 def _class_counts(y, n_classes):
@@ -491,9 +538,15 @@ def _split_copies(x_train:tuple, y_train:tuple, x_valid:tuple, y_valid:tuple)->t
                     **repeats)
     return measured, shared, first_in_train
 
-def _copies_result(name:str, threshold:str, measured:dict, shared:list, by_nature:bool, max_shared:float, alpha:float,
+def _copies_level(share:float, shares:tuple)->str|None:
+    "The verdict copies making up `share` of the validation items get, for `shares = (max_shared, warn_share, error_share)`: None (unreported), 'info', 'warning' or 'failed'"
+    max_shared, warn_share, error_share = shares
+    if share <= max_shared: return None
+    return 'failed' if share > error_share else 'warning' if share > warn_share else 'info'
+
+def _copies_result(name:str, threshold:str, measured:dict, shared:list, by_nature:bool, shares:tuple, alpha:float,
                    n_examples:int, cut:str)->CheckResult|None:
-    "The verdict on copies across the split, or None when they decide nothing: failed when more than `max_shared` of validation copies training items; where the data repeats by nature, a warning only when the copies exceed its own repeat rate at p < `alpha` (`measured['p_value']`)"
+    "The verdict on copies across the split, or None when they decide nothing: by the share of validation items that copy a training item (`_copies_level`: a note, a warning, or failed above `error_share`); where the data repeats by nature, a warning only when the copies exceed its own repeat rate at p < `alpha` (`measured['p_value']`)"
     n_valid = measured['n_valid']
     examples = ', '.join(f"valid[{j}]=train[{i}]" for j, i in shared[:n_examples])
     if shared and by_nature:
@@ -505,13 +558,17 @@ def _copies_result(name:str, threshold:str, measured:dict, shared:list, by_natur
                 f"this data repeats by nature ({measured['train_conflicting']:.0%} of training items recur with another target), but only "
                 f"{measured['train_pair_repeats']:.1%} of training items recur within training ({claim}){cut}.",
                 "Split first, then oversample or augment; deduplicate before splitting.", claim=claim)
-    elif len(shared) / n_valid > max_shared:
-        return CheckResult(name, 'failed', measured, threshold,
-                           f"{len(shared)} of {n_valid} validation items ({measured['shared_pct']:.1%}) are byte-identical to "
-                           f"training items after the pipeline, inputs and targets, e.g. {examples}; validation scores on them measure memory, not generalization{cut}.",
-                           "Split first, then oversample or augment; drop the copies from the validation set (deduplicate before splitting).",
-                           claim='certain')
-    return None
+        return None
+    verdict = _copies_level(len(shared) / n_valid, shares) if shared else None
+    if verdict is None: return None
+    effect = {'failed': "validation scores on them measure memory, not generalization",
+              'warning': f"they can lift validation scores by up to {measured['shared_pct']:.1%}",
+              'info': f"too few to move validation scores by more than {measured['shared_pct']:.1%}"}[verdict]
+    return CheckResult(name, verdict, measured, threshold,
+                       f"{len(shared)} of {n_valid} validation items ({measured['shared_pct']:.1%}) are byte-identical to "
+                       f"training items, inputs and targets (training items read before random augmentation), e.g. {examples}; {effect}{cut}.",
+                       "Split first, then oversample or augment; drop the copies from the validation set (deduplicate before splitting).",
+                       claim='certain')
 
 def _repeats_note(measured:dict, shared:list)->str:
     "The passing verdict's note on validation inputs that recur in training with another target, and on copies within the data's own repeat rate"
@@ -552,36 +609,38 @@ def _class_shares_warning(name:str, threshold:str, measured:dict, shares:dict, a
 # %% ../nbs/31_datachecks.ipynb #553de6c7
 @register_check(60)
 def check_split_duplicates(learn, # the Learner whose training and validation items are compared
-                           max_shared:float=0.0, # largest share of validation items allowed to be copies (same input and target) of training items
+                           max_shared:float=0.0, # copies (same input and target) up to this share of validation items pass unreported
+                           warn_share:float=0.02, # copies up to this share of validation items are a note ('info'); above it, a 'warning'
+                           error_share:float=0.1, # copies above this share of validation items 'failed' (an error): validation scores largely measure memory
                            alpha:float=CHECK_ALPHA, # false-alarm rate of the statistical verdicts (class shares; copies in data that repeat by nature)
                            inherent:float=0.05, # at least this share of training items whose input recurs in training with another target: the data repeats by nature (language models, n-grams)
                            n_examples:int=5, # example index pairs reported
-                           budget:float|None=None, # seconds for reading the items (None: all of them); short of all, a found copy still fails, anything else is skipped
+                           budget:float|None=None, # seconds of its wall-clock safety net (`safety_net`: at least `SAFETY_NET_MIN`; None: none); when it fires, 'incomplete'
                           )->CheckResult:
-    "Train/valid copies: hash every item the DataLoaders serve (after the pipeline), inputs and targets; and test the class shares of the splits for homogeneity"
+    "Train/valid copies: hash every item the DataLoaders serve, training items before random augmentation (the validation-time pipeline), inputs and targets; and test the class shares of the splits for homogeneity"
     name = 'check_split_duplicates'
-    threshold = (f"copies (same input and target) <= {max_shared:.0%} of validation; where inputs recur with other targets within training, "
-                 f"copies above the training set's own repeat rate at p < {alpha}; class shares homogeneous at p < {alpha}")
+    threshold = (f"copies (same input and target) as a share of validation items: > {max_shared:.0%} info, > {warn_share:.0%} warning, "
+                 f"> {error_share:.0%} failed; where inputs recur with other targets within training, copies above the training set's own "
+                 f"repeat rate at p < {alpha}; class shares homogeneous at p < {alpha}")
     empty = _empty_split(learn, name, threshold)
     if empty is not None: return empty
-    deadline = Deadline(budget)
-    try: (x_train, y_train, full_train), (x_valid, y_valid, full_valid) = [_read_items(learn, i, deadline=deadline) for i in (0, 1)]
+    deadline = safety_net(budget)
+    try: (x_train, y_train, read_train, full_train), (x_valid, y_valid, read_valid, full_valid) = [
+        _read_items(learn, i, deadline=deadline, with_end=True) for i in (0, 1)]
     except RaggedItems as err: return CheckResult(name, 'skipped', {}, threshold, str(err))
+    if not (read_train and read_valid): return _incomplete(name, threshold, deadline, "reading the items")
     complete = full_train and full_valid
-    cut = '' if complete else (f" (only the first {len(x_train[0])} training and {len(x_valid[0])} validation items, in dataset order, "
-                               f"were read in its {budget:.1f} s budget)")
+    cut = '' if complete else (f" (the first {len(x_train[0])} of {_n_items(learn, 0)} training and {len(x_valid[0])} of "
+                               f"{_n_items(learn, 1)} validation items in dataset order, {MAX_READ_BYTES >> 20} MB of each split)")
     measured, shared, first_in_train = _split_copies(x_train, y_train, x_valid, y_valid)
+    measured['every_item'] = complete
     by_nature = measured['train_conflicting'] >= inherent
     if shared and by_nature: # the task repeats its inputs (and their targets) by nature: copies are a leak only above its own rate
         measured['p_value'] = _binom_sf(len(shared), measured['n_valid'], measured['train_pair_repeats'])
-    copies = _copies_result(name, threshold, measured, shared, by_nature, max_shared, alpha, n_examples, cut)
+    copies = _copies_result(name, threshold, measured, shared, by_nature, (max_shared, warn_share, error_share), alpha, n_examples, cut)
     if copies is not None: return copies
-    if not complete:
-        return CheckResult(name, 'skipped', measured, threshold,
-                           f"No copy among the items read, but its {budget:.1f} s budget read only {measured['n_train']} training and "
-                           f"{measured['n_valid']} validation items (the first, in dataset order): too few to say there are none, or to compare the class shares.",
-                           "Give it more time: learn.sanity_check(budget=...) or settings={'check_split_duplicates': {'budget': 30}}.")
-    note = _repeats_note(measured, shared)
+    note = _repeats_note(measured, shared if by_nature else [])
+    if shared and not by_nature: note += f" {len(shared)} validation items copy a training item, within max_shared = {max_shared:.0%}."
     ytr, yva = _class_labels(y_train), _class_labels(y_valid)
     if by_nature: note += " Class shares are not compared: the targets of data that repeats by nature (next tokens) need no random split."
     elif ytr is not None and yva is not None:
@@ -591,34 +650,60 @@ def check_split_duplicates(learn, # the Learner whose training and validation it
         if warning is not None: return warning
         note += f" Class shares are consistent with a random split (p = {measured['class_p']:.2g}, {measured['classes']} classes)."
     return CheckResult(name, 'passed', measured, threshold,
-                       (f"No copies beyond the data's own repeats" if shared else "No validation item is a copy of a training item") +
-                       f" ({measured['n_valid']} validation, {measured['n_train']} training items hashed).{note}")
+                       (f"No copies beyond the data's own repeats" if shared and by_nature else "No copies beyond max_shared" if shared else "No validation item is a copy of a training item") +
+                       f" ({measured['n_valid']} validation, {measured['n_train']} training items hashed{cut}).{note}")
 
 # %% ../nbs/31_datachecks.ipynb #f54b031b
 from torch.nn.modules.batchnorm import _BatchNorm
 from torch.nn.modules.instancenorm import _InstanceNorm
 _NORM_LAYERS = (_BatchNorm, _InstanceNorm, nn.LayerNorm, nn.GroupNorm)
 
-def _sampled_inputs(learn, max_items:int, deadline:Deadline)->tuple:
-    "`(inputs, complete)`: the inputs of shuffled training batches (a random sample of items, augmentation included) until `max_items` or `deadline`; `complete` when the whole training set was read"
+def _shuffled_sample(learn, max_items:int, deadline:Deadline)->tuple:
+    "`(batches, stopped)`: the inputs of shuffled training batches (a random sample, the same for the same RNG states), as plain tensors, until `max_items` items; `stopped` when the safety net `deadline` fired first"
     n_inp = _n_inp(learn.dls)
-    batches, seen, complete = [], 0, True
+    batches, seen = [], 0
     with preserve_rng(learn.dls):
         dl = learn.dls.train
         try: dl = dl.new(shuffle=True, drop_last=False)
-        except Exception: dl = dl.new()
+        except Exception: dl = dl.new() if hasattr(dl, 'new') else dl
         for b in dl:
             batches.append([_plain(t) for t in b[:n_inp]])
             seen += len(batches[-1][0])
-            if seen >= max_items or deadline.expired:
-                complete = False
-                break
-    if not batches: return [], True
+            if seen >= max_items: break
+            if deadline.expired: return batches, True
+    return batches, False
+
+def _sampled_inputs(learn, max_items:int, deadline:Deadline)->tuple:
+    "`(inputs, whole, stopped)`: the training inputs whose statistics are measured, whether they are the whole training set (exact statistics), and whether the safety net `deadline` stopped the read. Every item, read in order with the deterministic pipeline (shared with the other checks), when the training set has at most `max_items` items or a read of all of them is at hand; else a random sample of `max_items` items from shuffled batches"
+    n_train = _n_items(learn, 0)
+    whole_read = SHARED.get(learn, 'items', learn.dls.train)
+    if n_train <= max_items or (whole_read is not None and whole_read[1]):
+        try:
+            xs, _, read, every = _read_items(learn, 0, deadline=deadline, with_end=True)
+            if not read: return [], False, True
+            if every: return list(xs), True, False
+        except RaggedItems: pass # batches padded to different shapes: measured on the sample's first batch below
+    batches, stopped = _shuffled_sample(learn, max_items, deadline)
+    if stopped or not batches: return [], False, stopped
     inputs = []
     for i in range(len(batches[0])):
         try: inputs.append(torch.cat([b[i] for b in batches])[:max_items])
         except RuntimeError: inputs.append(batches[0][i]) # batches padded to different shapes: no channel statistics across them
-    return inputs, complete and seen < max_items
+    return inputs, False, False
+
+def _input_kinds(learn)->list:
+    "Per input, how the user's pipeline can normalize it: 'tabular' (a `TabDataLoader`: `procs=[Normalize]`), 'image' (a `TensorImage` in a fastai `TfmdDL`: `Normalize` as a batch transform), or 'tensor' (plain tensors: fastai's `Normalize` leaves them alone, so standardize them in the Dataset)"
+    dl = learn.dls.train
+    tabular = sys.modules.get('fastai.tabular.core') # loaded whenever a TabDataLoader exists
+    if tabular is not None and isinstance(dl, tabular.TabDataLoader): return ['tabular'] * _n_inp(learn.dls)
+    kinds = ['tensor'] * _n_inp(learn.dls)
+    if not hasattr(dl, 'after_batch') or not hasattr(dl, 'new'): return kinds
+    from fastai.torch_core import TensorImageBase
+    with preserve_rng(learn.dls), _deterministic_pipeline(dl):
+        try: first = next(iter(dl.new(shuffle=False, drop_last=False, bs=1)), None)
+        except Exception: first = None # a loader that cannot serve one item at a time (the fix then speaks of plain tensors)
+    if first is None: return kinds
+    return ['image' if isinstance(t, TensorImageBase) else 'tensor' for t in first[:_n_inp(learn.dls)]]
 
 def _first_consumers(learn, xs)->dict:
     "For each input tensor in `xs`, the first leaf module of (a copy of) the model that receives it as is"
@@ -640,17 +725,18 @@ def _first_consumers(learn, xs)->dict:
 
 def channel_bounds(x:torch.Tensor, # float inputs `(N, C, ...)` (per channel) or `(N, F)` (per feature)
                    alpha:float=CHECK_ALPHA, # false-alarm rate of all the bounds together (Bonferroni over channels, mean and std)
+                   exact:bool=False, # `x` is the whole training set: its statistics are exact, and the bounds are the values themselves
                   )->dict:
-    "Per-channel mean and std of `x`, with confidence bounds from the spread between items: `mean`, `std`, `abs_mean_low`, `abs_mean_high`, `std_low`, `std_high`"
+    "Per-channel mean and std of `x`, with confidence bounds from the spread between items (none when `exact`): `mean`, `std`, `abs_mean_low`, `abs_mean_high`, `std_low`, `std_high`"
     from statistics import NormalDist
     x = x.double()
     m = x.flatten(2).mean(2) if x.ndim > 2 else x # per item and channel
     q = (x * x).flatten(2).mean(2) if x.ndim > 2 else x * x
     n, c = m.shape
     mean, var = m.mean(0), (q.mean(0) - m.mean(0) ** 2).clamp_min(0)
-    z = NormalDist().inv_cdf(1 - alpha / (4 * c))
-    se_mean = m.std(0) / math.sqrt(n) if n > 1 else torch.full_like(mean, math.inf)
-    se_var = (q - 2 * mean * m).std(0) / math.sqrt(n) if n > 1 else torch.full_like(mean, math.inf)
+    z = 0.0 if exact else NormalDist().inv_cdf(1 - alpha / (4 * c))
+    se_mean = torch.zeros_like(mean) if exact else m.std(0) / math.sqrt(n) if n > 1 else torch.full_like(mean, math.inf)
+    se_var = torch.zeros_like(mean) if exact else (q - 2 * mean * m).std(0) / math.sqrt(n) if n > 1 else torch.full_like(mean, math.inf)
     return dict(mean=mean, std=var.sqrt(), abs_mean_low=(mean.abs() - z * se_mean).clamp_min(0), abs_mean_high=mean.abs() + z * se_mean,
                 std_low=(var - z * se_var).clamp_min(0).sqrt(), std_high=(var + z * se_var).sqrt(), n=n, z=z)
 
@@ -658,24 +744,36 @@ def _values_text(values:torch.Tensor, unit:str):
     "Per-channel values as evidence: rounded, or their range when there are more than 16"
     return [round(v, 4) for v in values.tolist()] if len(values) <= 16 else f"{len(values)} {unit}s, from {values.min():.3g} to {values.max():.3g}"
 
-def _normalization_fix(label:str, mean:torch.Tensor, std:torch.Tensor, unit:str)->str:
-    "How to normalize one input: `Normalize.from_stats` with its statistics for up to 8 channels, standardization for more"
+def _stats_view(values:torch.Tensor, ndim:int)->str:
+    "Code for per-channel `values` that broadcast against inputs of `ndim` dimensions `(N, C, ...)`"
+    return f"torch.tensor({[round(v, 4) for v in values.tolist()]})" + ('[:, ' + ', '.join(['None'] * (ndim - 2)) + ']' if ndim > 2 else '')
+
+def _normalization_fix(label:str, mean:torch.Tensor, std:torch.Tensor, unit:str, kind:str='image', ndim:int=4)->str:
+    "How to normalize one input where its pipeline allows (`kind`, from `_input_kinds`): `procs=[Normalize]` for tabular data, `Normalize.from_stats` as a batch transform for a fastai `TensorImage`, and for plain tensors (which fastai's `Normalize` leaves alone) standardization in the Dataset"
+    if kind == 'tabular':
+        return f"standardize {label}'s continuous {unit}s: pass `procs=[Normalize]` (with Categorify, FillMissing) to the TabularDataLoaders"
+    if kind == 'image' and len(mean) <= 8:
+        stats = f"Normalize.from_stats({[round(v, 4) for v in mean.tolist()]}, {[round(v, 4) for v in std.tolist()]})"
+        return (f"normalize {label} with its training statistics: `batch_tfms={stats}` in the DataBlock (or ImageDataLoaders), or on "
+                f"DataLoaders already built `dls.add_tfms([{stats}], 'after_batch')`")
     if len(mean) <= 8:
-        return (f"normalize {label} with its training statistics: `batch_tfms=Normalize.from_stats({[round(v, 4) for v in mean.tolist()]}, "
-                f"{[round(v, 4) for v in std.tolist()]})`")
-    return (f"standardize {label}'s {len(mean)} {unit}s with their training statistics (tabular: `procs=[Normalize]`; tensors: "
-            f"`(x - x_train.mean(0)) / x_train.std(0)` before building the DataLoaders)")
+        return (f"standardize {label} with its training statistics in the Dataset, before building the DataLoaders (fastai's Normalize "
+                f"transforms only TensorImage, not plain tensors): `x = (x - {_stats_view(mean, ndim)}) / {_stats_view(std, ndim)}`")
+    return (f"standardize {label}'s {len(mean)} {unit}s with their training statistics in the Dataset, before building the DataLoaders "
+            f"(fastai's Normalize transforms only TensorImage, not plain tensors): `x = (x - x_train.mean(0)) / x_train.std(0).clamp_min(1e-8)`")
 
 def _normalization_finding(x:torch.Tensor, label:str, bounds:dict, consumer, max_abs_mean:float, std_range:tuple, far_mean:float,
-                           far_std:float)->dict:
-    "What the bounds of one input's channels say: `undecided` (channels that look far off, but whose bounds cannot tell), and when a channel is off, `text` (what is off, its worst channels), `warn` (far off, into a first layer `consumer` that does not normalize) and `fix`"
+                           far_std:float, kind:str='image', far_bounds:dict|None=None)->dict:
+    "What the bounds of one input's channels say: `undecided` (channels that look far off, but whose bounds cannot tell), and when a channel is off, `text` (what is off, its worst channels), `warn` (far off, into a first layer `consumer` that does not normalize) and `fix`. Far off is judged on `far_bounds` when given (the whole training set's exact statistics); mildly off ('info') always on the confidence `bounds`, so that a small standardized training set whose mean is 0.3 by chance gets no note"
     unit = 'channel' if x.ndim > 2 else 'feature'
     mean, std = bounds['mean'].float(), bounds['std'].float()
     live = bounds['std_high'] > 1e-8 # constant features (always-black border pixels) carry nothing to normalize
     scale_high = bounds['std_high'].clamp_min(1)
-    far = live & (((bounds['abs_mean_low'] > far_mean * scale_high) & (bounds['abs_mean_low'] > far_std)) | (bounds['std_low'] > far_std))
-    off = live & ((bounds['abs_mean_low'] > max_abs_mean * scale_high) | (bounds['std_high'] < std_range[0]) | (bounds['std_low'] > std_range[1]))
+    fb = bounds if far_bounds is None else far_bounds
+    far = live & (((fb['abs_mean_low'] > far_mean * fb['std_high'].clamp_min(1)) & (fb['abs_mean_low'] > far_std)) | (fb['std_low'] > far_std))
+    off = far | (live & ((bounds['abs_mean_low'] > max_abs_mean * scale_high) | (bounds['std_high'] < std_range[0]) | (bounds['std_low'] > std_range[1])))
     maybe_far = live & ~far & (((mean.abs() > far_mean * std.clamp_min(1)) & (mean.abs() > far_std)) | (std > far_std))
+    if far_bounds is not None: maybe_far &= False # exact statistics: nothing left undecided
     res = dict(undecided=f"{label}: {int(maybe_far.sum())} {unit}s" if maybe_far.any() else None, text=None)
     if not off.any(): return res
     picked = far if far.any() else off
@@ -689,7 +787,7 @@ def _normalization_finding(x:torch.Tensor, label:str, bounds:dict, consumer, max
             f"{' (' + str(int((~live).sum())) + ' constant ' + unit + 's left out)' if (~live).any() else ''}; worst: {worst_text}")
     res['warn'] = bool(far.any() and not normalizes)
     res['text'] = text if res['warn'] else text + (f"; the model's first layer {type(consumer).__name__} normalizes it" if normalizes else '')
-    res['fix'] = _normalization_fix(label, mean, std, unit)
+    res['fix'] = _normalization_fix(label, mean, std, unit, kind, x.ndim)
     return res
 
 def _normalization_result(name:str, threshold:str, measured:dict, warnings_:list, notes:list, fixes:list, undecided:list,
@@ -706,12 +804,12 @@ def _normalization_result(name:str, threshold:str, measured:dict, warnings_:list
     if undecided:
         return CheckResult(name, 'skipped', measured, threshold,
                            f"Some inputs look far off but {sample} cannot bound them ({'; '.join(undecided)}).",
-                           "Give it more items: settings={'check_input_normalization': {'max_items': 4096}}, or more budget.")
+                           f"Give it more items: settings={{'check_input_normalization': {{'max_items': {max(4 * n, 4096)}}}}} (the whole training set gives exact statistics).")
     if notes:
         return CheckResult(name, 'info', measured, threshold,
                            '; '.join(notes) + f" ({sample}). Networks with BatchNorm train fine on such inputs, and fastai's vision_learner "
                            "adds a Normalize only with pretrained weights (their statistics); standardizing still helps plain networks.",
-                           fix, claim='certain' if complete else f"{1 - alpha:.1%} confidence bounds, {sample}")
+                           fix, claim=f"{1 - alpha:.1%} confidence bounds, {sample}")
     return CheckResult(name, 'passed', measured, threshold,
                        f"No input channel is off mean 0, std 1 by more than |mean| <= {max_abs_mean} x max(1, std) and std in "
                        f"{list(std_range)} allow, within {1 - alpha:.1%} confidence bounds ({sample}).")
@@ -723,24 +821,23 @@ def check_input_normalization(learn, # the Learner whose training inputs are mea
                               std_range:tuple=(0.25, 4.0), # a channel's std outside this range is not unit scale: info
                               far_mean:float=4.0, # |mean| above this x max(1, std) is far off (0-255 pixels): warning, unless the model's first layer normalizes
                               far_std:float=50.0, # std (or |mean|) above this is far off (raw 0-255 pixels, features in the thousands): warning, unless the model's first layer normalizes; below it, unscaled features are a note
-                              max_items:int=1024, # training items sampled (shuffled batches, after the pipeline)
-                              min_items:int=16, # fewer items read (and not the whole training set): skipped
+                              max_items:int=1024, # a training set of at most this many items is read whole (exact statistics); a larger one, a random sample of this many (shuffled batches)
                               alpha:float=CHECK_ALPHA, # false-alarm rate of the confidence bounds on the means and stds
-                              budget:float|None=None, # seconds for reading the items (None: `max_items` of them)
+                              budget:float|None=None, # seconds of its wall-clock safety net (`safety_net`: at least `SAFETY_NET_MIN`; None: none); when it fires, 'incomplete'
                              )->CheckResult:
-    "Input normalization: per-channel mean and std of the training inputs after the pipeline, bounded from a sample and judged against (0, 1)"
+    "Input normalization: per-channel mean and std of the training inputs after the pipeline, over the whole training set (exact) or bounded from a random sample, judged against (0, 1)"
     name = 'check_input_normalization'
     threshold = (f"far off (|mean| > max({far_mean} x max(1, std), {far_std}) or std > {far_std}) into a model whose first layer does not normalize: warning; "
-                 f"|mean| > {max_abs_mean} x max(1, std) or std outside {list(std_range)}: info; judged on {1 - alpha:.1%} confidence bounds")
-    inputs, complete = _sampled_inputs(learn, max_items, Deadline(budget))
+                 f"|mean| > {max_abs_mean} x max(1, std) or std outside {list(std_range)}: info; judged on the whole training set's statistics "
+                 f"when it has at most {max_items} items, else on {1 - alpha:.1%} confidence bounds from a random sample of {max_items}")
+    deadline = safety_net(budget)
+    inputs, complete, stopped = _sampled_inputs(learn, max_items, deadline)
+    if stopped: return _incomplete(name, threshold, deadline, "reading the training items")
     float_inputs = [i for i, x in enumerate(inputs) if x.is_floating_point() and x.ndim >= 2 and x.shape[1] > 0]
     if not float_inputs:
         return CheckResult(name, 'skipped', {}, threshold, "No floating-point input with a batch and a channel dimension to measure (ids, tokens or categories only).")
     n = len(inputs[float_inputs[0]])
-    if n < min_items and not complete:
-        return CheckResult(name, 'skipped', dict(n_items=n), threshold,
-                           f"Its {budget:.1f} s budget read only {n} training items, too few to bound the inputs' mean and std.",
-                           "Give it more time: learn.sanity_check(budget=...) or settings={'check_input_normalization': {'budget': 10}}.")
+    kinds = _input_kinds(learn)
     consumers = _first_consumers(learn, inputs)
     measured, warnings_, notes, fixes, undecided = dict(n_items=n, whole_training_set=complete), [], [], [], []
     for i in float_inputs:
@@ -750,7 +847,8 @@ def check_input_normalization(learn, # the Learner whose training inputs are mea
         unit = 'channel' if x.ndim > 2 else 'feature'
         measured[f'{label} mean'] = _values_text(bounds['mean'].float(), unit)
         measured[f'{label} std'] = _values_text(bounds['std'].float(), unit)
-        finding = _normalization_finding(x, label, bounds, consumers.get(i), max_abs_mean, std_range, far_mean, far_std)
+        finding = _normalization_finding(x, label, bounds, consumers.get(i), max_abs_mean, std_range, far_mean, far_std,
+                                         kinds[i] if i < len(kinds) else 'tensor', channel_bounds(x, alpha, exact=True) if complete else None)
         if finding['undecided']: undecided.append(finding['undecided'])
         if finding['text'] is None: continue
         (warnings_ if finding['warn'] else notes).append(finding['text'])
