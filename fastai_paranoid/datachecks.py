@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 import torch
 from torch import nn
 from .core import CheckResult, register_check, preserve_rng, rng_fingerprint, module_paths, CHECK_ALPHA
+from .compat import new_loader
 from .checkutils import Deadline, copy_model, first_tensor as _first_tensor, SHARED, sharing, _stamps
 
 def _plain(t):
@@ -42,7 +43,7 @@ def _read_batches(learn, ds_idx:int, max_items:int|None, deadline:Deadline|None)
         if exhausted: return res, True, True
     batches, complete, exhausted = [], True, True
     with preserve_rng(learn.dls):
-        ordered = dl.new(shuffle=False, drop_last=False)
+        ordered = new_loader(dl, shuffle=False, drop_last=False)
         try: n_batches = len(ordered)
         except TypeError: n_batches = None
         seen = 0
@@ -605,8 +606,8 @@ def _sampled_inputs(learn, max_items:int, deadline:Deadline)->tuple:
     batches, seen, complete = [], 0, True
     with preserve_rng(learn.dls):
         dl = learn.dls.train
-        try: dl = dl.new(shuffle=True, drop_last=False)
-        except Exception: dl = dl.new()
+        try: dl = new_loader(dl, shuffle=True, drop_last=False)
+        except Exception: dl = new_loader(dl)
         for b in dl:
             batches.append([_plain(t) for t in b[:n_inp]])
             seen += len(batches[-1][0])
