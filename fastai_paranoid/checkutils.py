@@ -4,7 +4,7 @@
 
 # %% ../nbs/30_checkutils.ipynb #d854f32c
 from __future__ import annotations
-import collections.abc, contextlib, copy, math, time, types
+import collections.abc, contextlib, copy, math, random, time, types
 import numpy as np
 import torch
 from torch import nn
@@ -129,9 +129,11 @@ def sharing(learn):
 
 # %% ../nbs/30_checkutils.ipynb #faeebd01
 class LoaderState:
-    "What an iteration of `dls`' loaders changes besides the RNGs, captured to be put back: the attributes it adds (a cancelled loop leaves `dl.it`) or replaces (an `LMDataLoader`'s `chunks`), and the order of a `ReindexCollection` of items, which an `LMDataLoader`'s shuffle permutes in place (its `lens` share that order). The loaders' own generators are `preserve_rng`'s"
+    "What an iteration of `dls`' loaders changes besides the RNGs, captured to be put back: the attributes it adds (a cancelled loop leaves `dl.it`) or replaces (an `LMDataLoader`'s `chunks`), the order of a `ReindexCollection` of items, which an `LMDataLoader`'s shuffle permutes in place (its `lens` share that order), and the generator of a loader wrapped in another (a `DistributedDL`'s). The loaders' own generators are `preserve_rng`'s; any kind of loader: fastai's, PyTorch's, a `DistributedDL` and the one inside it"
     def __init__(self, dls):
         self.loaders = [(dl, dict(vars(dl))) for dl in _loaders_within(dls)]
+        top = getattr(dls, 'loaders', [])
+        self.inner_rngs = [(dl, dl.rng.getstate()) for dl, _ in self.loaders if all(dl is not t for t in top) and isinstance(vars(dl).get('rng'), random.Random)]
         self.orders = [(v.idxs, list(v.idxs)) for dl, attrs in self.loaders for v in attrs.values() if isinstance(v, ReindexCollection)]
     def restore(self):
         "Put the loaders back as they were captured"
@@ -142,6 +144,7 @@ class LoaderState:
         for idxs, order in self.orders:
             target = idxs.items if isinstance(idxs, L) else idxs
             target[:] = order
+        for dl, state in self.inner_rngs: dl.rng.setstate(state) # a wrapped loader's generator, which `preserve_rng` does not see
 
 def _loaders_within(dls)->list:
     "The loaders of `dls`, each followed by the ones inside it (a `DistributedDL`'s), whatever their kind"

@@ -1,0 +1,128 @@
+"""`learn.sanity_check()` on every kind of loader a user can hand a Learner (`loader_kinds.KINDS`): plain PyTorch DataLoaders
+wrapped in `DataLoaders` (fastai's migration recipe, shuffled and with a sampler), a DataBlock's `TfmdDL`, `TabDataLoader`,
+`LMDataLoader`, `DistributedDL` and a `DataLoader` subclass. No check crashes, the healthy pipelines get no finding, a planted
+bug is still caught, and the loaders (their attributes included) and the data they hold are left as they were."""
+import contextlib, random, warnings
+import pytest, torch
+import torch.utils.data as tud
+import fastai_paranoid.all # noqa: F401 (the checks and `Learner.sanity_check`)
+from fastai_paranoid.compat import loader_chain
+from fastai_paranoid.validchecks import check_valid_deterministic
+from loader_kinds import KINDS, build, single_process_group, mnist_net, _digits
+
+FINDINGS = ('failed', 'warning', 'error')
+# a healthy Learner's known false alarms, owned by other checks' work: AWD-LSTM at fastai's default lr=1e-3 does not memorize
+# its 8 sequences in check_overfit_one_batch's steps (loss 4.02 -> 3.56)
+KNOWN = {'lm': {'check_overfit_one_batch'}}
+BUGS = [k for k in KINDS if k != 'lm'] # a softmax before the cross-entropy: cheap everywhere but in the LM's tuple output
+
+def _context(kind): return single_process_group() if kind == 'distributed' else contextlib.nullcontext()
+
+def _run(learn):
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore')
+        return learn.sanity_check(on_finding=None, progress=False)
+
+def _loader_vars(dls)->list:
+    "Each loader (those inside a DistributedDL too) and its attributes as they are, generators by state"
+    res = []
+    for dl in [d for top in dls.loaders for d in loader_chain(top)]:
+        attrs = {k: (v.getstate() if isinstance(v, random.Random) else v) for k, v in vars(dl).items()}
+        res.append((dl, attrs))
+    return res
+
+def _same_vars(before, after):
+    for (dl, a), (_, b) in zip(before, after):
+        assert set(a) == set(b), f"{type(dl).__name__}: attributes added {sorted(set(b) - set(a))}, removed {sorted(set(a) - set(b))}"
+        changed = [k for k in a if not (a[k] is b[k] or (k == 'rng' and a[k] == b[k]))]
+        assert not changed, f"{type(dl).__name__}: attributes replaced {changed}"
+
+def _stored(dls)->list:
+    "Clones of the tensors the loaders' datasets hold (TensorDataset's)"
+    return [t.clone() for top in dls.loaders for t in getattr(getattr(loader_chain(top)[-1], 'dataset', None), 'tensors', ())]
+
+@pytest.mark.parametrize('kind', list(KINDS))
+def test_a_healthy_pipeline_is_checked_whole(kind, one_thread):
+    "0 crashed checks, no finding, and the loaders left as they were (no `_DataLoader__idxs`, no `it` left behind)"
+    with _context(kind):
+        learn = build(kind)
+        before, data = _loader_vars(learn.dls), _stored(learn.dls)
+        report = _run(learn)
+        assert not report.errors, {r.name: r.message for r in report.errors}
+        findings = {r.name: r.message for r in report if r.verdict in FINDINGS and r.name not in KNOWN.get(kind, set())}
+        assert not findings, findings
+        _same_vars(before, _loader_vars(learn.dls))
+        assert all(torch.equal(a, b) for a, b in zip(data, _stored(learn.dls)))
+        passed = len(report.having('passed'))
+        assert passed >= (10 if kind == 'lm' else 14), {r.name: (r.verdict, r.message) for r in report}
+
+@pytest.mark.parametrize('kind', BUGS)
+def test_a_planted_bug_is_caught_on_every_loader_kind(kind, one_thread):
+    with _context(kind):
+        report = _run(build(kind, bug=True))
+    assert not report.errors, {r.name: r.message for r in report.errors}
+    assert report['check_loss_activation'].verdict == 'failed', report['check_loss_activation'].message
+
+def test_the_migration_recipe_reads_the_torch_loaders_like_fastais(one_thread):
+    "Plain PyTorch DataLoaders get the verdicts of the same data in fastai's DataBlock, check by check"
+    torch_report, fastai_report = _run(build('torch')), _run(build('datablock'))
+    assert [(r.name, r.verdict) for r in torch_report] == [(r.name, r.verdict) for r in fastai_report]
+
+# --- a dataset that standardizes the stored item in place on every read: a mutation, not randomness
+
+class InPlaceStandardize(tud.Dataset):
+    "Every read standardizes the stored tensor again (`x -= mean` on a view of it): a user's bug"
+    def __init__(self, x, y, mean, std): self.x, self.y, self.mean, self.std = x, y, mean, std
+    def __len__(self): return len(self.x)
+    def __getitem__(self, i):
+        x = self.x[i]
+        x -= self.mean
+        x /= self.std
+        return x, self.y[i]
+
+class Standardize(InPlaceStandardize):
+    "The fix: computed on a copy"
+    def __getitem__(self, i): return (self.x[i] - self.mean) / self.std, self.y[i]
+
+class Counter(tud.Dataset):
+    "State kept between reads that no seed fixes: each read adds how many reads came before"
+    def __init__(self, x, y): self.x, self.y, self.reads = x, y, 0
+    def __len__(self): return len(self.x)
+    def __getitem__(self, i):
+        self.reads += 1
+        return self.x[i] + self.reads, self.y[i]
+
+def _torch_learner(ds_cls):
+    from fastai.learner import Learner
+    from fastai.data.core import DataLoaders
+    import torch.nn.functional as F
+    xt, yt, xv, yv = _digits()
+    train_ds, valid_ds = ds_cls(xt, yt, 0.3, 0.37), ds_cls(xv, yv, 0.3, 0.37)
+    dls = DataLoaders(tud.DataLoader(train_ds, batch_size=64, shuffle=True), tud.DataLoader(valid_ds, batch_size=128))
+    return Learner(dls, mnist_net(), loss_func=F.cross_entropy)
+
+def test_an_in_place_mutation_is_told_from_randomness_and_put_back(one_thread):
+    learn = _torch_learner(InPlaceStandardize)
+    valid_x, train_x = learn.dls.valid.dataset.x.clone(), learn.dls.train.dataset.x.clone()
+    r = check_valid_deterministic(learn)
+    assert (r.verdict, r.level, r.claim) == ('failed', 'error', 'certain')
+    assert 'dls.valid.dataset.x' in r.message and 'in place' in r.message and 'not randomness' in r.message, r.message
+    assert 'split_idx' not in r.fix and 'copy' in r.fix, r.fix
+    assert r.measured['n_stored_changed'] == 1
+    assert torch.equal(learn.dls.valid.dataset.x, valid_x) # the check's own reads are undone
+    report = _run(learn)
+    assert not report.errors, {r.name: r.message for r in report.errors}
+    assert report['check_valid_deterministic'].verdict == 'failed'
+    assert torch.equal(learn.dls.valid.dataset.x, valid_x) and torch.equal(learn.dls.train.dataset.x, train_x) # every check's reads too
+
+def test_the_fix_of_the_mutation_makes_it_go_away(one_thread):
+    learn = _torch_learner(Standardize)
+    r = check_valid_deterministic(learn)
+    assert r.verdict == 'passed', r.message
+    assert r.measured['n_stored_changed'] == 0 and r.measured['n_different_same_seed'] == 0
+
+def test_state_kept_between_reads_is_not_called_randomness(one_thread):
+    learn = _torch_learner(lambda x, y, mean, std: Counter(x, y))
+    r = check_valid_deterministic(learn)
+    assert (r.verdict, r.level) == ('failed', 'error')
+    assert 'same torch/numpy/python seeds' in r.message and 'split_idx = 0' in r.fix and r.measured['n_stored_changed'] == 0, r.message
