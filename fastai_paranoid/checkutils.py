@@ -14,7 +14,7 @@ from fastai.losses import BaseLoss, LabelSmoothingCrossEntropy, FocalLoss
 from fastai.optimizer import OptimWrapper
 from fastcore.foundation import L
 from fastcore.xtras import ReindexCollection
-from .compat import to_learner_device, base_loss_func, OPT_STATE_KEPT_ON_CLEAR, loader_chain, no_workers, close_iterator, loader_bs
+from .compat import to_learner_device, base_loss_func, OPT_STATE_KEPT_ON_CLEAR, loader_chain, no_workers, close_iterator, loader_bs, new_loader # new_loader: datachecks reads it here
 from .core import preserve_rng, get_rng_states, set_rng_states, rng_fingerprint
 
 # %% auto #0

@@ -9,8 +9,7 @@ from dataclasses import dataclass, field
 import torch
 from torch import nn
 from .core import CheckResult, register_check, preserve_rng, rng_fingerprint, module_paths, CHECK_ALPHA
-from .compat import new_loader
-from .checkutils import Deadline, copy_model, first_tensor as _first_tensor, SHARED, sharing, _stamps
+from .checkutils import Deadline, copy_model, first_tensor as _first_tensor, SHARED, sharing, _stamps, new_loader
 
 def _plain(t):
     "`t` as a plain CPU tensor (fastai's TensorImage & co. lose their subclass)"
