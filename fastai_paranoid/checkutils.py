@@ -14,7 +14,7 @@ from fastai.losses import BaseLoss, LabelSmoothingCrossEntropy, FocalLoss
 from fastai.optimizer import OptimWrapper
 from fastcore.foundation import L
 from fastcore.xtras import ReindexCollection
-from .compat import to_learner_device, base_loss_func, OPT_STATE_KEPT_ON_CLEAR, loader_chain, no_workers, close_iterator, loader_bs, new_loader # new_loader: datachecks reads it here
+from .compat import to_learner_device, base_loss_func, OPT_STATE_KEPT_ON_CLEAR, loader_chain, no_workers, close_iterator, loader_bs, loader_generators, new_loader # new_loader: datachecks reads it here
 from .core import preserve_rng, get_rng_states, set_rng_states, rng_fingerprint
 
 # %% auto #0
@@ -129,11 +129,12 @@ def sharing(learn):
 
 # %% ../nbs/30_checkutils.ipynb #faeebd01
 class LoaderState:
-    "What an iteration of `dls`' loaders changes besides the RNGs, captured to be put back: the attributes it adds (a cancelled loop leaves `dl.it`) or replaces (an `LMDataLoader`'s `chunks`), the order of a `ReindexCollection` of items, which an `LMDataLoader`'s shuffle permutes in place (its `lens` share that order), and the generator of a loader wrapped in another (a `DistributedDL`'s). The loaders' own generators are `preserve_rng`'s; any kind of loader: fastai's, PyTorch's, a `DistributedDL` and the one inside it"
+    "What an iteration of `dls`' loaders changes besides the RNGs, captured to be put back: the attributes it adds (a cancelled loop leaves `dl.it`) or replaces (an `LMDataLoader`'s `chunks`), the order of a `ReindexCollection` of items, which an `LMDataLoader`'s shuffle permutes in place (its `lens` share that order), the generator of a loader wrapped in another (a `DistributedDL`'s), and the `torch.Generator` a PyTorch loader was given. The loaders' own generators are `preserve_rng`'s; any kind of loader: fastai's, PyTorch's, a `DistributedDL` and the one inside it"
     def __init__(self, dls):
         self.loaders = [(dl, dict(vars(dl))) for dl in _loaders_within(dls)]
         top = getattr(dls, 'loaders', [])
         self.inner_rngs = [(dl, dl.rng.getstate()) for dl, _ in self.loaders if all(dl is not t for t in top) and isinstance(vars(dl).get('rng'), random.Random)]
+        self.generators = [(g, g.get_state()) for dl, _ in self.loaders for g in loader_generators(dl)] # a PyTorch loader's `generator=`
         self.orders = [(v.idxs, list(v.idxs)) for dl, attrs in self.loaders for v in attrs.values() if isinstance(v, ReindexCollection)]
     def restore(self):
         "Put the loaders back as they were captured"
@@ -145,6 +146,7 @@ class LoaderState:
             target = idxs.items if isinstance(idxs, L) else idxs
             target[:] = order
         for dl, state in self.inner_rngs: dl.rng.setstate(state) # a wrapped loader's generator, which `preserve_rng` does not see
+        for g, state in self.generators: g.set_state(state)
 
 def _loaders_within(dls)->list:
     "The loaders of `dls`, each followed by the ones inside it (a `DistributedDL`'s), whatever their kind"

@@ -5,6 +5,7 @@
 # %% ../nbs/01_compat.ipynb #119b2318
 from __future__ import annotations
 import contextlib, copy, random, sys
+import torch
 import torch.utils.data as tud
 from torch import nn
 from fastai.learner import Learner
@@ -14,8 +15,8 @@ from fastai.optimizer import Optimizer
 # %% auto #0
 __all__ = ['OPT_STATE_KEPT_ON_CLEAR', 'fastai_module', 'fastai_class', 'is_lr_find', 'running_learner', 'in_learner_fit',
            'distributed_dl_type', 'distributed_trainer_type', 'unwrap_model', 'unwrap_dl', 'loader_chain',
-           'is_torch_loader', 'loader_bs', 'no_workers', 'close_iterator', 'first_batch', 'new_loader',
-           'to_learner_device', 'base_loss_func']
+           'is_torch_loader', 'loader_bs', 'no_workers', 'loader_generators', 'close_iterator', 'first_batch',
+           'new_loader', 'to_learner_device', 'base_loss_func']
 
 # %% ../nbs/01_compat.ipynb #8e58e956
 def fastai_module(name:str):
@@ -107,6 +108,14 @@ def _torch_no_workers(dl):
     dl.num_workers = 0
     try: yield dl
     finally: dl.num_workers = workers
+
+def loader_generators(dl)->list:
+    "The `torch.Generator`s a PyTorch loader draws from as it is iterated (its own `generator`, its sampler's, its batch sampler's sampler's); none for fastai's, whose `rng` is `preserve_rng`'s"
+    found = []
+    for o in (dl, getattr(dl, 'sampler', None), getattr(dl, 'batch_sampler', None), getattr(getattr(dl, 'batch_sampler', None), 'sampler', None)):
+        g = getattr(o, 'generator', None)
+        if isinstance(g, torch.Generator) and all(g is not f for f in found): found.append(g)
+    return found
 
 def close_iterator(it):
     "End an iteration of a loader before its end: a fastai `DataLoader`'s generator is closed; a PyTorch iterator shuts its workers down"

@@ -126,3 +126,17 @@ def test_state_kept_between_reads_is_not_called_randomness(one_thread):
     r = check_valid_deterministic(learn)
     assert (r.verdict, r.level) == ('failed', 'error')
     assert 'same torch/numpy/python seeds' in r.message and 'split_idx = 0' in r.fix and r.measured['n_stored_changed'] == 0, r.message
+
+def test_a_torch_loaders_own_generator_is_put_back(one_thread):
+    "`DataLoader(..., generator=g)`: the checks' reads draw from `g`; the user's next epoch sees the order it would have seen"
+    from fastai.learner import Learner
+    from fastai.data.core import DataLoaders
+    import torch.nn.functional as F
+    xt, yt, xv, yv = _digits()
+    g = torch.Generator().manual_seed(1)
+    dls = DataLoaders(tud.DataLoader(tud.TensorDataset(xt, yt), batch_size=64, shuffle=True, generator=g),
+                      tud.DataLoader(tud.TensorDataset(xv, yv), batch_size=128))
+    learn = Learner(dls, mnist_net(), loss_func=F.cross_entropy)
+    state = g.get_state()
+    report = _run(learn)
+    assert not report.errors and torch.equal(g.get_state(), state)
