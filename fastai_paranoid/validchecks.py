@@ -99,9 +99,10 @@ def _random_candidates(dl)->list:
     mine = [n for own, n in found if not own]
     return mine or [n for _, n in found]
 
-def _draw(dl, dl_states, seed):
-    "The first batch of `dl` with the DataLoaders' own generators as in `dl_states` and the global RNGs seeded with `seed`"
+def _draw(dl, dl_states, seed, reader_rng=None):
+    "The first batch of `dl` with the DataLoaders' own generators as in `dl_states` (and `dl`'s as in `reader_rng`) and the global RNGs seeded with `seed`"
     set_rng_states(dl_states)
+    if reader_rng is not None: dl.rng.setstate(reader_rng)
     random.seed(seed); np.random.seed(seed); torch.manual_seed(seed)
     return first_batch(dl)
 
@@ -120,7 +121,9 @@ def check_valid_deterministic(learn, # the Learner whose validation DataLoader i
     stored = StoredData(learn.dls, ds_idxs=[1])
     try:
         with preserve_rng(learn.dls) as states, loaders_kept(learn.dls):
-            a, again, b = _draw(dl, states, 1), _draw(dl, states, 1), _draw(dl, states, 2)
+            reader = new_loader(dl, shuffle=False) # the same items each time, whatever the order the loader serves them in (a shuffled PyTorch loader draws it from torch's RNG)
+            reader_rng = reader.rng.getstate() if isinstance(getattr(reader, 'rng', None), random.Random) else None
+            a, again, b = (_draw(reader, states, seed, reader_rng) for seed in (1, 1, 2))
     except StopIteration: return CheckResult(name, 'skipped', dict(n_batches=0), threshold, "The validation DataLoader has no batch.")
     finally:
         changed = stored.changed()

@@ -35,7 +35,7 @@ def torch_learner(bug=False, sampler=False):
         weights = (1.0 / torch.bincount(yt).double())[yt]
         train_dl = tud.DataLoader(train_ds, batch_size=64, sampler=tud.WeightedRandomSampler(weights, len(weights)))
     else: train_dl = tud.DataLoader(train_ds, batch_size=64, shuffle=True)
-    valid_dl = tud.DataLoader(valid_ds, batch_size=128, shuffle=False)
+    valid_dl = tud.DataLoader(valid_ds, batch_size=128, shuffle=not sampler) # the recipe's test_loader shuffles too
     dls = DataLoaders(train_dl, valid_dl)
     return Learner(dls, mnist_net(bug), loss_func=F.cross_entropy, opt_func=partial(OptimWrapper, opt=optim.Adam), metrics=accuracy)
 
