@@ -72,12 +72,13 @@ class SharedReads:
         "Forget the Learner and everything read for it (closing the reads still open, putting its loaders and stored data back)"
         self.close_readers()
         if getattr(self, 'loaders', None) is not None: self.loaders.restore()
+        if getattr(self, 'stored', None) is not None: self.stored.restore() # NumPy arrays too, once per run
         self.learn, self.reads, self.notes, self.readers, self.loaders, self.stored = None, {}, {}, [], None, None
     def close_readers(self):
         "Close the reads left open (a lazy read a check did not finish), and put back the stored items a read changed in place: the runner calls it after each check"
         for reader in getattr(self, 'readers', []): reader.close()
         self.readers = []
-        if getattr(self, 'stored', None) is not None: self.stored.restore()
+        if getattr(self, 'stored', None) is not None: self.stored.restore(arrays=False) # tensors by their version counter: no pass over the data
     def serves(self, learn)->bool:
         "Is a run sharing reads for `learn` open?"
         return self.learn is not None and self.learn is learn
@@ -384,11 +385,13 @@ class StoredData:
             total += size if keep else 0
             copy_ = (a.detach().clone() if isinstance(a, torch.Tensor) else a.copy()) if keep else None
             self.arrays.append([path, a, getattr(a, '_version', None), copy_])
-    def changed(self)->list:
-        "`(path, max abs change or None when not copied)` for every stored array changed since it was captured"
+    def changed(self, arrays:bool=True, # compare the NumPy arrays too (a pass over their memory: tensors have a version counter)
+               )->list:
+        "`(path, max abs change or None when not copied)` for every stored tensor (and array) changed since it was captured"
         res = []
         for path, a, version, copy_ in self.arrays:
             if isinstance(a, torch.Tensor) and a._version == version: continue
+            if not isinstance(a, torch.Tensor) and not arrays: continue
             if copy_ is None:
                 if isinstance(a, torch.Tensor): res.append((path, None))
                 continue
@@ -398,9 +401,10 @@ class StoredData:
             diff = (now.double() - was.double()).abs() if now.shape == was.shape and not now.dtype == torch.bool else None
             res.append((path, None if diff is None else float(diff.nan_to_num(float('inf')).max())))
         return res
-    def restore(self)->list:
-        "Put back the stored arrays that changed (those copied); the paths of the ones that changed"
-        changed = self.changed()
+    def restore(self, arrays:bool=True, # the NumPy arrays too
+               )->list:
+        "Put back the stored tensors (and arrays) that changed (those copied); the paths of the ones that changed"
+        changed = self.changed(arrays)
         paths = {p for p, _ in changed}
         for entry in self.arrays:
             path, a, _, copy_ = entry
