@@ -140,3 +140,15 @@ def test_a_torch_loaders_own_generator_is_put_back(one_thread):
     state = g.get_state()
     report = _run(learn)
     assert not report.errors and torch.equal(g.get_state(), state)
+
+def test_no_training_batch_on_a_torch_loader_is_a_finding_not_a_crash(one_thread):
+    "10 items, batch_size=64, drop_last=True: the PyTorch loader yields nothing, and check_train_batches says so"
+    from fastai.learner import Learner
+    from fastai.data.core import DataLoaders
+    from fastai_paranoid.checks import check_train_batches
+    import torch.nn.functional as F
+    x, y = torch.randn(10, 4), torch.randint(0, 2, (10,))
+    dls = DataLoaders(tud.DataLoader(tud.TensorDataset(x, y), batch_size=64, shuffle=True, drop_last=True),
+                      tud.DataLoader(tud.TensorDataset(x, y), batch_size=64))
+    r = check_train_batches(Learner(dls, torch.nn.Linear(4, 2), loss_func=F.cross_entropy))
+    assert r.verdict == 'failed' and r.measured['bs'] == 64 and 'bs=64' in r.message, r.message
