@@ -357,8 +357,8 @@ def _stored_arrays(o, path:str, found:dict, depth:int=4, max_len:int=100_000):
         return
     if depth <= 0 or isinstance(o, (str, bytes, nn.Module, type, types.FunctionType, types.MethodType)): return
     if isinstance(o, L): o = o.items
-    if isinstance(o, (list, tuple)): # a list of items: walked when it holds tensors, arrays or lists of them
-        if 0 < len(o) <= max_len and isinstance(o[0], (torch.Tensor, np.ndarray, list, tuple)):
+    if isinstance(o, (list, tuple)): # a list of items, walked when it holds tensors, arrays or lists of them; a few objects (a `Datasets`' `tls`)
+        if 0 < len(o) <= max_len and (isinstance(o[0], (torch.Tensor, np.ndarray, list, tuple)) or len(o) <= 16):
             for i, v in enumerate(o): _stored_arrays(v, f"{path}[{i}]", found, depth - 1, max_len)
         return
     if isinstance(o, dict):

@@ -152,3 +152,22 @@ def test_no_training_batch_on_a_torch_loader_is_a_finding_not_a_crash(one_thread
                       tud.DataLoader(tud.TensorDataset(x, y), batch_size=64))
     r = check_train_batches(Learner(dls, torch.nn.Linear(4, 2), loss_func=F.cross_entropy))
     assert r.verdict == 'failed' and r.measured['bs'] == 64 and 'bs=64' in r.message, r.message
+
+def test_a_fastai_transform_that_modifies_the_stored_item_is_found_and_undone(one_thread):
+    "The same bug in a fastai pipeline: a `Transform` whose `encodes` standardizes the item of a `Datasets` in place"
+    from fastai.data.core import Datasets
+    from fastai.data.transforms import ItemGetter
+    from fastai.learner import Learner
+    from fasttransform import Transform
+    class InPlaceNorm(Transform):
+        def encodes(self, x:torch.Tensor): return x.sub_(0.3).div_(0.37)
+    xt, yt, xv, yv = _digits()
+    items = [(x, y) for x, y in zip(torch.cat([xt, xv]), torch.cat([yt, yv]))]
+    dsets = Datasets(items, tfms=[[ItemGetter(0), InPlaceNorm()], [ItemGetter(1)]], splits=[list(range(len(xt))), list(range(len(xt), len(items)))])
+    learn = Learner(dsets.dataloaders(bs=64), mnist_net(), loss_func=torch.nn.CrossEntropyLoss())
+    stored = [x.clone() for x, _ in items]
+    report = _run(learn)
+    assert not report.errors, {r.name: r.message for r in report.errors}
+    r = report['check_valid_deterministic']
+    assert r.verdict == 'failed' and 'in place' in r.message and 'split_idx' not in r.fix, r.message
+    assert all(torch.equal(x, s) for (x, _), s in zip(items, stored)) # every check's reads undone
