@@ -132,7 +132,7 @@ def first_batch(dl):
 def new_loader(dl, # the user's loader (left as it is)
                **kwargs, # what to change: `shuffle`, `drop_last`, `bs`
               ):
-    "A new loader over `dl`'s data that serves it as `dl` does but for `kwargs`: fastai's `dl.new(...)`; the loader inside a `DistributedDL` (every rank's items); a PyTorch `DataLoader` built alike; a copy of a `DataLoader` subclass whose `__init__` takes other arguments. Draws from Python's global RNG as `DataLoader.__init__` does"
+    "A new loader over `dl`'s data that serves it as `dl` does but for `kwargs`: fastai's `dl.new(...)`; the loader inside a `DistributedDL` (every rank's items); a PyTorch `DataLoader` built alike; a copy of a `DataLoader` subclass whose `__init__` takes other arguments. Its shuffled order is drawn from Python's global RNG, as `DataLoader.__init__` draws a fastai loader's"
     dl = unwrap_dl(dl)
     if is_torch_loader(dl): return _torch_new(dl, **kwargs)
     try: return dl.new(**kwargs)
@@ -142,8 +142,9 @@ def _torch_new(dl, shuffle=None, drop_last=None, bs=None):
     "A PyTorch `DataLoader` like `dl`: the same dataset, collate_fn and batch size, in this process; its own sampler when `shuffle` is given"
     if isinstance(dl.dataset, tud.IterableDataset): return dl # no indices to order: the stream as it comes
     if shuffle is None and bs is None and drop_last is None: sampler = dl.sampler
-    else: sampler = tud.RandomSampler(dl.dataset) if (shuffle if shuffle is not None else not isinstance(dl.sampler, tud.SequentialSampler)) \
-                    else tud.SequentialSampler(dl.dataset)
+    elif shuffle if shuffle is not None else not isinstance(dl.sampler, tud.SequentialSampler): # its order drawn from Python's RNG, as fastai's `new` draws its loader's
+        sampler = tud.RandomSampler(dl.dataset, generator=torch.Generator().manual_seed(random.randint(0, 2**32 - 1)))
+    else: sampler = tud.SequentialSampler(dl.dataset)
     batch_size = bs if bs is not None else (dl.batch_size or getattr(dl.batch_sampler, 'batch_size', 1))
     return tud.DataLoader(dl.dataset, batch_size=batch_size, sampler=sampler, num_workers=0, collate_fn=dl.collate_fn, pin_memory=dl.pin_memory,
                           drop_last=dl.drop_last if drop_last is None else drop_last)

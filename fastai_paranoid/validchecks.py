@@ -123,7 +123,7 @@ def check_valid_deterministic(learn, # the Learner whose validation DataLoader i
         with preserve_rng(learn.dls) as states, loaders_kept(learn.dls):
             reader = new_loader(dl, shuffle=False) # the same items each time, whatever the order the loader serves them in (a shuffled PyTorch loader draws it from torch's RNG)
             reader_rng = reader.rng.getstate() if isinstance(getattr(reader, 'rng', None), random.Random) else None
-            a, again, b = (_draw(reader, states, seed, reader_rng) for seed in (1, 1, 2))
+            a, again, b = [_draw(reader, states, seed, reader_rng) for seed in (1, 1, 2)]
     except StopIteration: return CheckResult(name, 'skipped', dict(n_batches=0), threshold, "The validation DataLoader has no batch.")
     finally:
         changed = stored.changed()
@@ -132,7 +132,7 @@ def check_valid_deterministic(learn, # the Learner whose validation DataLoader i
     measured = dict(n_tensors=len(_tensors(a)), n_different=len(other_seed), n_different_same_seed=len(same_seed), n_stored_changed=len(changed))
     if not same_seed and not other_seed and not changed: return CheckResult(name, 'passed', measured, threshold,
         f"The first validation batch ({measured['n_tensors']} tensor(s)) is bitwise identical read twice under the same seeds and under two different global seeds.")
-    if changed or same_seed: return _valid_not_reproducible(name, threshold, measured, changed, same_seed, a, again)
+    if changed or same_seed: return _valid_not_reproducible(name, threshold, measured, changed, same_seed)
     for p, d in where.items(): measured[f"max_abs_diff {p}"] = d
     cands = _random_candidates(dl)
     return CheckResult(name, 'failed', measured, threshold,
@@ -160,7 +160,7 @@ def _where(diff)->list:
         else: res.append(f"{p} (max abs difference {(x.double() - y.double()).abs().max().item() if x.dtype != torch.bool else 1.0:.3g})")
     return res
 
-def _valid_not_reproducible(name, threshold, measured, changed, same_seed, a, again)->CheckResult:
+def _valid_not_reproducible(name, threshold, measured, changed, same_seed)->CheckResult:
     "The finding when reading the validation data changes it (stored items modified in place), or two reads under the same seeds differ"
     again_txt = (f"the first batch read twice under the same seeds differs: {', '.join(_where(same_seed))}" if same_seed else
                  "the first batch read twice under the same seeds is the same only because the change falls on items it does not read again")
