@@ -171,3 +171,17 @@ def test_a_fastai_transform_that_modifies_the_stored_item_is_found_and_undone(on
     r = report['check_valid_deterministic']
     assert r.verdict == 'failed' and 'in place' in r.message and 'split_idx' not in r.fix, r.message
     assert all(torch.equal(x, s) for (x, _), s in zip(items, stored)) # every check's reads undone
+
+def test_torch_loaders_with_workers_are_read_in_process_and_left_with_theirs(one_thread):
+    "The recipe's `num_workers=1` (its CUDA kwargs): the checks read in this process and the loaders keep their workers"
+    from fastai.learner import Learner
+    from fastai.data.core import DataLoaders
+    import torch.nn.functional as F
+    xt, yt, xv, yv = _digits()
+    dls = DataLoaders(tud.DataLoader(tud.TensorDataset(xt, yt), batch_size=64, shuffle=True, num_workers=1),
+                      tud.DataLoader(tud.TensorDataset(xv, yv), batch_size=128, shuffle=True, num_workers=1))
+    before = _loader_vars(dls)
+    report = _run(Learner(dls, mnist_net(), loss_func=F.cross_entropy))
+    assert not report.errors and not [r for r in report if r.verdict in FINDINGS], {r.name: r.message for r in report if r.verdict != 'passed'}
+    _same_vars(before, _loader_vars(dls))
+    assert [dl.num_workers for dl in dls.loaders] == [1, 1]
