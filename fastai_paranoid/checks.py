@@ -18,7 +18,7 @@ from fastcore.xtras import ReindexCollection
 from fastprogress.fastprogress import progress_bar
 from .core import ParanoidWarning, ParanoidError, ON_FINDING, DEPRECATED, emit, on_finding_arg, preserve_rng, get_rng_states, set_rng_states, module_paths, stat_norm_layers, frozen_modules
 from .core import ResultTable, CheckResult, VERDICTS, CHECK_ALPHA, register_check, registered_checks
-from .compat import fastai_class
+from .compat import fastai_class, loader_bs
 from .checkutils import Deadline, CheckIncomplete, work_per_step, steps_for, memorizing, pct, computed_tensors_memo, loaders_kept, SHARED, sharing, _stamps, NoTrainingBatch, \
     training_batches, model_copy, _quiet_dropout, predict, refuse_built_optimizer, user_lr, new_optimizer, has_trained, \
     loss_name, applies_log_softmax, applies_sigmoid, expects_log_probs, class_axis
@@ -130,7 +130,7 @@ def check_train_batches(learn:Learner, # the Learner, left as it is
     try: training_batches(learn, 1)
     except NoTrainingBatch as e:
         dl = learn.dls.train
-        n, bs = len(dl.dataset), dl.bs
+        n, bs = len(dl.dataset), loader_bs(dl) # a PyTorch loader has `batch_size`
         return CheckResult(name, 'failed', {'items': n, 'bs': bs, 'drop_last': bool(dl.drop_last)}, "at least one batch",
             f"learn.dls.train yields no batch: its {n} items are fewer than bs={bs} and drop_last={dl.drop_last}, so every epoch of "
             f"fit trains nothing (no step, train_loss nan) while the validation metrics still print.",

@@ -4,7 +4,7 @@
 
 # %% ../nbs/30_checkutils.ipynb #d854f32c
 from __future__ import annotations
-import collections.abc, contextlib, copy, math, time
+import collections.abc, contextlib, copy, math, random, time, types
 import numpy as np
 import torch
 from torch import nn
@@ -14,7 +14,7 @@ from fastai.losses import BaseLoss, LabelSmoothingCrossEntropy, FocalLoss
 from fastai.optimizer import OptimWrapper
 from fastcore.foundation import L
 from fastcore.xtras import ReindexCollection
-from .compat import to_learner_device, base_loss_func, OPT_STATE_KEPT_ON_CLEAR
+from .compat import to_learner_device, base_loss_func, OPT_STATE_KEPT_ON_CLEAR, loader_chain, no_workers, close_iterator, loader_bs, loader_generators, new_loader # new_loader: datachecks reads it here
 from .core import preserve_rng, get_rng_states, set_rng_states, rng_fingerprint
 
 # %% auto #0
@@ -22,7 +22,7 @@ __all__ = ['SHARED', 'OPT_FLOPS_PER_PARAM', 'first_tensor', 'computed_tensors_me
            'pct', 'SharedReads', 'sharing', 'LoaderState', 'loaders_kept', 'NoTrainingBatch', 'training_batches',
            'TrainingRead', 'LazyBatches', 'model_copy', 'predict', 'refuse_built_optimizer', 'user_lr', 'new_optimizer',
            'has_trained', 'loss_name', 'applies_log_softmax', 'applies_sigmoid', 'expects_log_probs', 'class_axis',
-           'work_per_step', 'steps_for', 'memorizing']
+           'StoredData', 'work_per_step', 'steps_for', 'memorizing']
 
 # %% ../nbs/30_checkutils.ipynb #945de5c3
 def first_tensor(o):
@@ -80,13 +80,16 @@ class SharedReads:
     "What the checks of one `learn.sanity_check()` run share instead of each reading it again: the batches `training_batches` took from the training DataLoader, the items `served_items` read from each DataLoader in order, and notes such as the seconds one training step of a copy takes. A read is served again only while every RNG (the DataLoaders' own included) is where it was when it was read, so that a fresh read would give the same batches, and while none of its tensors was changed in place. Serves only the Learner of the run `sharing` opened; state that lives for that run, dropped by `reset()`"
     def __init__(self): self.reset()
     def reset(self):
-        "Forget the Learner and everything read for it (closing the reads still open)"
+        "Forget the Learner and everything read for it (closing the reads still open, putting its loaders and stored data back)"
         self.close_readers()
-        self.learn, self.reads, self.notes, self.readers = None, {}, {}, []
+        if getattr(self, 'loaders', None) is not None: self.loaders.restore()
+        if getattr(self, 'stored', None) is not None: self.stored.restore() # NumPy arrays too, once per run
+        self.learn, self.reads, self.notes, self.readers, self.loaders, self.stored = None, {}, {}, [], None, None
     def close_readers(self):
-        "Close the reads left open (a lazy read a check did not finish): the runner calls it after each check"
+        "Close the reads left open (a lazy read a check did not finish), and put back the stored items a read changed in place: the runner calls it after each check"
         for reader in getattr(self, 'readers', []): reader.close()
         self.readers = []
+        if getattr(self, 'stored', None) is not None: self.stored.restore(arrays=False) # tensors by their version counter: no pass over the data
     def serves(self, learn)->bool:
         "Is a run sharing reads for `learn` open?"
         return self.learn is not None and self.learn is learn
@@ -126,20 +129,24 @@ SHARED = SharedReads() # the reads of the sanity-check run in progress (none out
 
 @contextlib.contextmanager
 def sharing(learn):
-    "Within the block, the checks run on `learn` share their reads (`SHARED`); a block inside another one shares the outer one's"
+    "Within the block, the checks run on `learn` share their reads (`SHARED`), and its loaders (`LoaderState`) and their stored items (`StoredData`) are put back as they were (the items after each check too); a block inside another one shares the outer one's"
     if SHARED.learn is not None:
         yield SHARED
         return
     SHARED.learn = learn
+    SHARED.loaders, SHARED.stored = LoaderState(learn.dls), StoredData(learn.dls) # what the run leaves as it found it
     try: yield SHARED
     finally: SHARED.reset()
 
 
 # %% ../nbs/30_checkutils.ipynb #faeebd01
 class LoaderState:
-    "What an iteration of `dls`' loaders changes besides the RNGs, captured to be put back: the attributes it adds (a cancelled loop leaves `dl.it`) or replaces (an `LMDataLoader`'s `chunks`), and the order of a `ReindexCollection` of items, which an `LMDataLoader`'s shuffle permutes in place (its `lens` share that order). The loaders' own generators are `preserve_rng`'s"
+    "What an iteration of `dls`' loaders changes besides the RNGs, captured to be put back: the attributes it adds (a cancelled loop leaves `dl.it`) or replaces (an `LMDataLoader`'s `chunks`), the order of a `ReindexCollection` of items, which an `LMDataLoader`'s shuffle permutes in place (its `lens` share that order), the generator of a loader wrapped in another (a `DistributedDL`'s), and the `torch.Generator` a PyTorch loader was given. The loaders' own generators are `preserve_rng`'s; any kind of loader: fastai's, PyTorch's, a `DistributedDL` and the one inside it"
     def __init__(self, dls):
-        self.loaders = [(dl, dict(vars(dl))) for dl in getattr(dls, 'loaders', [])]
+        self.loaders = [(dl, dict(vars(dl))) for dl in _loaders_within(dls)]
+        top = getattr(dls, 'loaders', [])
+        self.inner_rngs = [(dl, dl.rng.getstate()) for dl, _ in self.loaders if all(dl is not t for t in top) and isinstance(vars(dl).get('rng'), random.Random)]
+        self.generators = [(g, g.get_state()) for dl, _ in self.loaders for g in loader_generators(dl)] # a PyTorch loader's `generator=`
         self.orders = [(v.idxs, list(v.idxs)) for dl, attrs in self.loaders for v in attrs.values() if isinstance(v, ReindexCollection)]
     def restore(self):
         "Put the loaders back as they were captured"
@@ -150,6 +157,15 @@ class LoaderState:
         for idxs, order in self.orders:
             target = idxs.items if isinstance(idxs, L) else idxs
             target[:] = order
+        for dl, state in self.inner_rngs: dl.rng.setstate(state) # a wrapped loader's generator, which `preserve_rng` does not see
+        for g, state in self.generators: g.set_state(state)
+
+def _loaders_within(dls)->list:
+    "The loaders of `dls`, each followed by the ones inside it (a `DistributedDL`'s), whatever their kind"
+    res = []
+    for dl in getattr(dls, 'loaders', []):
+        res += [d for d in loader_chain(dl) if all(d is not r for r in res)]
+    return res
 
 @contextlib.contextmanager
 def loaders_kept(dls):
@@ -166,13 +182,12 @@ def training_batches(learn:Learner, # the Learner whose training DataLoader is r
                     )->list:
     "The first `n` batches of `learn.dls.train` as `(xb, yb)` tuples, taken without moving any RNG, the loader's own included"
     dl = learn.dls.train
-    no_workers = dl.fake_l.no_multiproc() if hasattr(dl, 'fake_l') else contextlib.nullcontext()
     batches = SHARED.get(learn, 'train', dl) or [] # in a run of checks, what an earlier check read: the first batches of the same read
     if len(batches) >= n: return [_split_batch(learn, b) for b in batches[:n]]
     read = TrainingRead.open_one(learn) # one read of the loader at a time: the one open from the same RNG states, if any
     if read is not None or batches: # in a run of checks, more than was read: read as far as the check goes
         return LazyBatches(read or TrainingRead(learn), n)
-    return [_split_batch(learn, b) for b in _read_training_batches(learn, n, dl, no_workers)]
+    return [_split_batch(learn, b) for b in _read_training_batches(learn, n, dl, no_workers(dl))]
 
 def _split_batch(learn, b)->tuple:
     "`(xb, yb)` of a batch, split at `dls.n_inp` (the last tensor is the target when it is not set)"
@@ -205,9 +220,8 @@ class TrainingRead:
         if self.closed: raise RuntimeError("TrainingRead: the read is closed (its check ended); call training_batches again.")
         caller = get_rng_states(self.learn.dls)
         set_rng_states(self.states)
-        no_workers = self.dl.fake_l.no_multiproc() if hasattr(self.dl, 'fake_l') else contextlib.nullcontext()
         try:
-            with no_workers:
+            with no_workers(self.dl):
                 while True:
                     if self.it is None: self.it, self.pass_start = iter(self.dl), len(self.got)
                     try:
@@ -216,7 +230,7 @@ class TrainingRead:
                     except StopIteration: # the loader has fewer batches: restart it, as training_batches does
                         self.it = None
                         if len(self.got) == self.pass_start:
-                            raise NoTrainingBatch(f"learn.dls.train yields no batch (len(dls.train.dataset)={len(self.dl.dataset)}, bs={self.dl.bs}, "
+                            raise NoTrainingBatch(f"learn.dls.train yields no batch (len(dls.train.dataset)={len(self.dl.dataset)}, bs={loader_bs(self.dl)}, "
                                                   f"drop_last={self.dl.drop_last}); give it at least one full batch of data.") from None
             self.got.append(to_learner_device(self.learn, b))
             self.stamps += _stamps(self.got[-1]) # as read: a batch changed in place later is not served again
@@ -228,7 +242,7 @@ class TrainingRead:
         if self.closed: return
         self.closed = True
         if self.it is not None:
-            with preserve_rng(self.learn.dls): self.it.close()
+            with preserve_rng(self.learn.dls): close_iterator(self.it)
             self.it = None
         self.loaders.restore()
         if self.got: SHARED.put(self.learn, 'train', self.dl, self.got, key=self.key, stamps=self.stamps)
@@ -248,19 +262,19 @@ class LazyBatches(collections.abc.Sequence):
     def __iter__(self):
         for i in range(self.n): yield self[i]
 
-def _read_training_batches(learn, n, dl, no_workers)->list:
+def _read_training_batches(learn, n, dl, workers_off)->list:
     TrainingRead.open_one(learn) # closes a read of the loader still open from other RNG states
     batches = []
-    with preserve_rng(learn.dls), loaders_kept(learn.dls), no_workers:
+    with preserve_rng(learn.dls), loaders_kept(learn.dls), workers_off:
         while len(batches) < n:
             start = len(batches)
             it = iter(dl)
             for b in it:
                 batches.append(to_learner_device(learn, b))
                 if len(batches) == n: break
-            it.close()
+            close_iterator(it)
             if len(batches) == start:
-                raise NoTrainingBatch(f"learn.dls.train yields no batch (len(dls.train.dataset)={len(dl.dataset)}, bs={dl.bs}, "
+                raise NoTrainingBatch(f"learn.dls.train yields no batch (len(dls.train.dataset)={len(dl.dataset)}, bs={loader_bs(dl)}, "
                                  f"drop_last={dl.drop_last}); give it at least one full batch of data.")
     SHARED.put(learn, 'train', dl, batches)
     return batches
@@ -342,6 +356,76 @@ def expects_log_probs(loss_func)->bool:
 def class_axis(loss_func)->int:
     "The axis of the model's outputs that holds the classes, for `loss_func`"
     return loss_func.axis if isinstance(loss_func, BaseLoss) else 1
+
+# %% ../nbs/30_checkutils.ipynb #c0a7e1b1
+def _stored_arrays(o, path:str, found:dict, depth:int=4, max_len:int=100_000):
+    "Add to `found` (id -> (path, array)) the tensors and numeric NumPy arrays `o` holds: itself, its items (lists, tuples, dicts, fastai's `L`), its attributes, `depth` levels down"
+    if isinstance(o, torch.Tensor):
+        if id(o) not in found: found[id(o)] = (path, o)
+        return
+    if isinstance(o, np.ndarray):
+        if o.dtype.kind in 'biufc' and id(o) not in found: found[id(o)] = (path, o)
+        return
+    if depth <= 0 or isinstance(o, (str, bytes, nn.Module, type, types.FunctionType, types.MethodType)): return
+    if isinstance(o, L): o = o.items
+    if isinstance(o, (list, tuple)): # a list of items, walked when it holds tensors, arrays or lists of them; a few objects (a `Datasets`' `tls`)
+        if 0 < len(o) <= max_len and (isinstance(o[0], (torch.Tensor, np.ndarray, list, tuple)) or len(o) <= 16):
+            for i, v in enumerate(o): _stored_arrays(v, f"{path}[{i}]", found, depth - 1, max_len)
+        return
+    if isinstance(o, dict):
+        for k, v in list(o.items())[:max_len]: _stored_arrays(v, f"{path}[{k!r}]", found, depth - 1, max_len)
+        return
+    for k, v in (vars(o).items() if hasattr(o, '__dict__') else ()): _stored_arrays(v, f"{path}.{k}", found, depth - 1, max_len)
+
+_LOADER_NAMES = {0: 'train', 1: 'valid'}
+
+class StoredData:
+    "The tensors and NumPy arrays the datasets of `dls`' loaders hold (`dls.valid.dataset.tensors[0]`, a fastai `TfmdLists`' items), copied, to tell whether reading the data changed them in place (`changed`) and to put them back (`restore`). A dataset whose `__getitem__` or transform modifies the stored item (`x.sub_(mean)` on a view of it) changes them on every read. Data over `max_bytes` are watched (a tensor's in-place version counter) but not copied"
+    def __init__(self, dls, # DataLoaders (or any object with `loaders`)
+                 ds_idxs:list|None=None, # the loaders whose data are watched (None: all)
+                 max_bytes:int=2**30, # copy the stored data up to this size in all
+                ):
+        found = {}
+        for i, dl in enumerate(getattr(dls, 'loaders', [])):
+            ds = getattr(loader_chain(dl)[-1], 'dataset', None)
+            if ds is not None and (ds_idxs is None or i in ds_idxs): _stored_arrays(ds, f"dls.{_LOADER_NAMES.get(i, f'[{i}]')}.dataset", found)
+        self.arrays, total = [], 0
+        for path, a in found.values():
+            size = a.nelement() * a.element_size() if isinstance(a, torch.Tensor) else a.nbytes
+            keep = total + size <= max_bytes
+            total += size if keep else 0
+            copy_ = (a.detach().clone() if isinstance(a, torch.Tensor) else a.copy()) if keep else None
+            self.arrays.append([path, a, getattr(a, '_version', None), copy_])
+    def changed(self, arrays:bool=True, # compare the NumPy arrays too (a pass over their memory: tensors have a version counter)
+               )->list:
+        "`(path, max abs change or None when not copied)` for every stored tensor (and array) changed since it was captured"
+        res = []
+        for path, a, version, copy_ in self.arrays:
+            if isinstance(a, torch.Tensor) and a._version == version: continue
+            if not isinstance(a, torch.Tensor) and not arrays: continue
+            if copy_ is None:
+                if isinstance(a, torch.Tensor): res.append((path, None))
+                continue
+            now = a.detach() if isinstance(a, torch.Tensor) else torch.from_numpy(np.ascontiguousarray(a))
+            was = copy_ if isinstance(copy_, torch.Tensor) else torch.from_numpy(copy_)
+            if now.shape == was.shape and torch.equal(now, was): continue
+            diff = (now.double() - was.double()).abs() if now.shape == was.shape and not now.dtype == torch.bool else None
+            res.append((path, None if diff is None else float(diff.nan_to_num(float('inf')).max())))
+        return res
+    def restore(self, arrays:bool=True, # the NumPy arrays too
+               )->list:
+        "Put back the stored tensors (and arrays) that changed (those copied); the paths of the ones that changed"
+        changed = self.changed(arrays)
+        paths = {p for p, _ in changed}
+        for entry in self.arrays:
+            path, a, _, copy_ = entry
+            if path not in paths or copy_ is None: continue
+            with torch.no_grad():
+                if isinstance(a, torch.Tensor): a.copy_(copy_)
+                else: a[...] = copy_
+            entry[2] = getattr(a, '_version', None)
+        return [p for p, _ in changed]
+
 
 # %% ../nbs/30_checkutils.ipynb #6b0e2a02
 OPT_FLOPS_PER_PARAM = 10 # what an optimizer step costs per trainable parameter in the work measure (Adam's update is about 10 operations per element)

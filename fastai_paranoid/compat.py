@@ -4,7 +4,9 @@
 
 # %% ../nbs/01_compat.ipynb #119b2318
 from __future__ import annotations
-import sys
+import contextlib, copy, random, sys
+import torch
+import torch.utils.data as tud
 from torch import nn
 from fastai.learner import Learner
 from fastai.losses import BaseLoss
@@ -12,8 +14,9 @@ from fastai.optimizer import Optimizer
 
 # %% auto #0
 __all__ = ['OPT_STATE_KEPT_ON_CLEAR', 'fastai_module', 'fastai_class', 'is_lr_find', 'running_learner', 'in_learner_fit',
-           'distributed_dl_type', 'distributed_trainer_type', 'unwrap_model', 'unwrap_dl', 'to_learner_device',
-           'base_loss_func']
+           'distributed_dl_type', 'distributed_trainer_type', 'unwrap_model', 'unwrap_dl', 'loader_chain',
+           'is_torch_loader', 'loader_bs', 'no_workers', 'loader_generators', 'close_iterator', 'first_batch',
+           'new_loader', 'to_learner_device', 'base_loss_func']
 
 # %% ../nbs/01_compat.ipynb #8e58e956
 def fastai_module(name:str):
@@ -74,6 +77,89 @@ def unwrap_dl(dl):
     dist = fastai_module('fastai.distributed') # not imported: no DistributedDL exists
     while dist is not None and isinstance(dl, dist.DistributedDL): dl = dl.dl
     return dl
+
+def loader_chain(dl)->list:
+    "`dl` and the loaders inside it, outermost first: fastai's `DistributedDL` wraps the user's loader in `dl.dl`"
+    chain = [dl]
+    dist = fastai_module('fastai.distributed')
+    while dist is not None and isinstance(chain[-1], dist.DistributedDL): chain.append(chain[-1].dl)
+    return chain
+
+# %% ../nbs/01_compat.ipynb #c0a7e1a2
+def is_torch_loader(dl)->bool:
+    "Is `dl` a plain PyTorch `DataLoader` (fastai's migration recipe wraps them in `DataLoaders` as they are), not a fastai one?"
+    return isinstance(dl, tud.DataLoader)
+
+def loader_bs(dl)->int|None:
+    "The batch size of a fastai `DataLoader` (`bs`) or a PyTorch one (`batch_size`; None with a `batch_sampler`)"
+    dl = unwrap_dl(dl)
+    return dl.batch_size if is_torch_loader(dl) else getattr(dl, 'bs', None)
+
+def no_workers(dl):
+    "A context in which iterating `dl` reads in this process: fastai's `fake_l.no_multiproc()`, a PyTorch loader's `num_workers` at 0 (put back after)"
+    fake = getattr(dl, 'fake_l', None)
+    if fake is not None: return fake.no_multiproc()
+    if is_torch_loader(dl) and dl.num_workers > 0: return _torch_no_workers(dl)
+    return contextlib.nullcontext()
+
+@contextlib.contextmanager
+def _torch_no_workers(dl):
+    workers = dl.num_workers
+    dl.num_workers = 0
+    try: yield dl
+    finally: dl.num_workers = workers
+
+def loader_generators(dl)->list:
+    "The `torch.Generator`s a PyTorch loader draws from as it is iterated (its own `generator`, its sampler's, its batch sampler's sampler's); none for fastai's, whose `rng` is `preserve_rng`'s"
+    found = []
+    for o in (dl, getattr(dl, 'sampler', None), getattr(dl, 'batch_sampler', None), getattr(getattr(dl, 'batch_sampler', None), 'sampler', None)):
+        g = getattr(o, 'generator', None)
+        if isinstance(g, torch.Generator) and all(g is not f for f in found): found.append(g)
+    return found
+
+def close_iterator(it):
+    "End an iteration of a loader before its end: a fastai `DataLoader`'s generator is closed; a PyTorch iterator shuts its workers down"
+    if hasattr(it, 'close'): it.close()
+    elif hasattr(it, '_shutdown_workers'): it._shutdown_workers()
+
+def first_batch(dl):
+    "The first batch `dl` serves, read in this process (what fastai's `one_batch` gives), for any loader: fastai's, a PyTorch one, a `DistributedDL`"
+    with no_workers(dl):
+        it = iter(dl)
+        try: return next(it)
+        finally: close_iterator(it)
+
+def new_loader(dl, # the user's loader (left as it is)
+               **kwargs, # what to change: `shuffle`, `drop_last`, `bs`
+              ):
+    "A new loader over `dl`'s data that serves it as `dl` does but for `kwargs`: fastai's `dl.new(...)`; the loader inside a `DistributedDL` (every rank's items); a PyTorch `DataLoader` built alike; a copy of a `DataLoader` subclass whose `__init__` takes other arguments. Its shuffled order is drawn from Python's global RNG, as `DataLoader.__init__` draws a fastai loader's"
+    dl = unwrap_dl(dl)
+    if is_torch_loader(dl): return _torch_new(dl, **kwargs)
+    try: return dl.new(**kwargs)
+    except TypeError: return _copied_new(dl, **kwargs) # a subclass whose __init__ wants its own arguments (fastai's `new` passes the base class's)
+
+def _torch_new(dl, shuffle=None, drop_last=None, bs=None):
+    "A PyTorch `DataLoader` like `dl`: the same dataset, collate_fn and batch size, in this process; its own sampler when `shuffle` is given"
+    if isinstance(dl.dataset, tud.IterableDataset): return dl # no indices to order: the stream as it comes
+    if shuffle is None and bs is None and drop_last is None: sampler = dl.sampler
+    elif shuffle if shuffle is not None else not isinstance(dl.sampler, tud.SequentialSampler): # its order drawn from Python's RNG, as fastai's `new` draws its loader's
+        sampler = tud.RandomSampler(dl.dataset, generator=torch.Generator().manual_seed(random.randint(0, 2**32 - 1)))
+    else: sampler = tud.SequentialSampler(dl.dataset)
+    batch_size = bs if bs is not None else (dl.batch_size or getattr(dl.batch_sampler, 'batch_size', 1))
+    return tud.DataLoader(dl.dataset, batch_size=batch_size, sampler=sampler, num_workers=0, collate_fn=dl.collate_fn, pin_memory=dl.pin_memory,
+                          drop_last=dl.drop_last if drop_last is None else drop_last)
+
+def _copied_new(dl, **kwargs):
+    "A shallow copy of fastai `DataLoader` `dl` with `kwargs` set, its own generator and fake loader (what `new` would build)"
+    res = copy.copy(dl)
+    for name in ('it', '_DataLoader__idxs'): vars(res).pop(name, None) # left by an iteration: not the copy's
+    for name, value in kwargs.items(): setattr(res, name, value)
+    res.rng = random.Random(random.randint(0, 2**32 - 1))
+    res.fake_l = copy.copy(dl.fake_l)
+    res.fake_l.d = res.fake_l.default = res
+    res.fake_l.dataset = res.fake_l # torch's iterator reads the fake loader as its dataset
+    return res
+
 
 # %% ../nbs/01_compat.ipynb #520088db
 def to_learner_device(learn:Learner, b):

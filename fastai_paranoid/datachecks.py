@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 import torch
 from torch import nn
 from .core import CheckResult, register_check, preserve_rng, rng_fingerprint, module_paths, CHECK_ALPHA
-from .checkutils import Deadline, copy_model, first_tensor as _first_tensor, SHARED, sharing, _stamps
+from .checkutils import Deadline, copy_model, first_tensor as _first_tensor, SHARED, sharing, _stamps, new_loader
 
 def _plain(t):
     "`t` as a plain CPU tensor (fastai's TensorImage & co. lose their subclass)"
@@ -47,10 +47,8 @@ def _device_of(model:nn.Module)->torch.device:
     return next(iter(model.parameters()), torch.empty(0)).device
 
 def _ordered_loader(dl):
-    "A loader of `dl`'s dataset in dataset order, every item (no shuffle, no drop_last), sharing its pipeline: fastai's `dl.new`, or a plain PyTorch DataLoader rebuilt with the same batch size and collate function"
-    if hasattr(dl, 'new'): return dl.new(shuffle=False, drop_last=False)
-    return torch.utils.data.DataLoader(dl.dataset, batch_size=dl.batch_size or 1, shuffle=False, drop_last=False,
-                                       collate_fn=dl.collate_fn, num_workers=0)
+    "A loader of `dl`'s dataset in dataset order, every item (no shuffle, no drop_last), sharing its pipeline: `compat.new_loader`: fastai's `dl.new`, a plain PyTorch DataLoader rebuilt, the loader inside a `DistributedDL`"
+    return new_loader(dl, shuffle=False, drop_last=False)
 
 @contextlib.contextmanager
 def _deterministic_pipeline(dl):
@@ -664,8 +662,8 @@ def _shuffled_sample(learn, max_items:int, deadline:Deadline)->tuple:
     batches, seen = [], 0
     with preserve_rng(learn.dls):
         dl = learn.dls.train
-        try: dl = dl.new(shuffle=True, drop_last=False)
-        except Exception: dl = dl.new() if hasattr(dl, 'new') else dl
+        try: dl = new_loader(dl, shuffle=True, drop_last=False)
+        except Exception: dl = new_loader(dl)
         for b in dl:
             batches.append([_plain(t) for t in b[:n_inp]])
             seen += len(batches[-1][0])

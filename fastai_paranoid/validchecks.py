@@ -11,8 +11,8 @@ from torch import nn
 import torch.nn.functional as F
 from fastai.torch_core import to_detach
 from .core import CheckResult, register_check, preserve_rng, get_rng_states, set_rng_states
-from .compat import fastai_class, fastai_module, to_learner_device, base_loss_func
-from .checkutils import Deadline, pct, copy_model, loaders_kept, predict, applies_sigmoid, class_axis
+from .compat import fastai_class, fastai_module, to_learner_device, base_loss_func, new_loader, no_workers, first_batch
+from .checkutils import Deadline, pct, copy_model, loaders_kept, StoredData, predict, applies_sigmoid, class_axis
 
 # %% auto #0
 __all__ = ['LOWER_IS_BETTER', 'HIGHER_IS_BETTER', 'SIGNED_RANGE', 'UNBOUNDED', 'UNIT_RANGE', 'monitor_direction',
@@ -99,45 +99,87 @@ def _random_candidates(dl)->list:
     mine = [n for own, n in found if not own]
     return mine or [n for _, n in found]
 
-def _draw(dl, dl_states, seed):
-    "The first batch of `dl` with the DataLoaders' own generators as in `dl_states` and the global RNGs seeded with `seed`"
+def _draw(dl, dl_states, seed, reader_rng=None):
+    "The first batch of `dl` with the DataLoaders' own generators as in `dl_states` (and `dl`'s as in `reader_rng`) and the global RNGs seeded with `seed`"
     set_rng_states(dl_states)
+    if reader_rng is not None: dl.rng.setstate(reader_rng)
     random.seed(seed); np.random.seed(seed); torch.manual_seed(seed)
-    return dl.one_batch()
+    return first_batch(dl)
 
 # %% ../nbs/33_validchecks.ipynb #6713f32e
 @register_check(92)
-def check_valid_deterministic(learn, # the Learner whose validation DataLoader is read twice (every RNG is restored)
+def check_valid_deterministic(learn, # the Learner whose validation DataLoader is read three times (every RNG, the loader and its stored items are put back)
                              )->CheckResult:
-    "The validation pipeline is deterministic: the first validation batch is bitwise the same under two different global seeds"
-    name, threshold = 'check_valid_deterministic', "validation batch bitwise identical under torch/numpy/python seeds 1 and 2"
+    "The validation pipeline is deterministic: the first validation batch is bitwise the same when read twice under the same seeds and under two different global seeds, and reading it leaves the stored items as they were"
+    name = 'check_valid_deterministic'
+    threshold = "validation batch bitwise identical read twice under the same seeds, and under torch/numpy/python seeds 1 and 2; stored items unchanged by reading"
     dl = getattr(getattr(learn, 'dls', None), 'valid', None)
-    if dl is None or not hasattr(dl, 'one_batch'): return CheckResult(name, 'skipped', {}, threshold, "No validation DataLoader (learn.dls.valid).")
+    if dl is None or not hasattr(dl, '__iter__'): return CheckResult(name, 'skipped', {}, threshold, "No validation DataLoader (learn.dls.valid).")
     try: n = len(dl)
     except TypeError: n = None
     if n == 0: return CheckResult(name, 'skipped', dict(n_batches=0), threshold, "The validation DataLoader has no batch.")
-    with preserve_rng(learn.dls) as states:
-        a, b = _draw(dl, states, 1), _draw(dl, states, 2)
+    stored = StoredData(learn.dls, ds_idxs=[1])
+    try:
+        with preserve_rng(learn.dls) as states, loaders_kept(learn.dls):
+            reader = new_loader(dl, shuffle=False) # the same items each time, whatever the order the loader serves them in (a shuffled PyTorch loader draws it from torch's RNG)
+            reader_rng = reader.rng.getstate() if isinstance(getattr(reader, 'rng', None), random.Random) else None
+            a, again, b = [_draw(reader, states, seed, reader_rng) for seed in (1, 1, 2)]
+    except StopIteration: return CheckResult(name, 'skipped', dict(n_batches=0), threshold, "The validation DataLoader has no batch.")
+    finally:
+        changed = stored.changed()
+        stored.restore() # the reads leave the user's data as they found it
+    (same_seed, _), (other_seed, where) = _batch_differences(a, again), _batch_differences(a, b)
+    measured = dict(n_tensors=len(_tensors(a)), n_different=len(other_seed), n_different_same_seed=len(same_seed), n_stored_changed=len(changed))
+    if not same_seed and not other_seed and not changed: return CheckResult(name, 'passed', measured, threshold,
+        f"The first validation batch ({measured['n_tensors']} tensor(s)) is bitwise identical read twice under the same seeds and under two different global seeds.")
+    if changed or same_seed: return _valid_not_reproducible(name, threshold, measured, changed, same_seed)
+    for p, d in where.items(): measured[f"max_abs_diff {p}"] = d
+    cands = _random_candidates(dl)
+    return CheckResult(name, 'failed', measured, threshold,
+                       f"learn.dls.valid gives a different first batch under torch/numpy/python seeds 1 and 2 (and the same one read twice under the same seeds): "
+                       f"{', '.join(_where(other_seed))}. Some transform draws random numbers on validation data, so the validation loss and metrics change "
+                       f"from one validate() to the next. Transforms that also run on the validation set (split_idx None): "
+                       f"{', '.join(cands) or 'none found in the item pipelines, after_item, before_batch or after_batch'}.",
+                       "Give the random transform `split_idx = 0` (training only), or derive it from RandTransform, which does.",
+                       level='error', claim='certain')
+
+def _batch_differences(a, b)->tuple:
+    "`(differences, max abs difference by path)` between two batches: `(path, x, y)` for each tensor that differs (x None when one batch has more tensors)"
     ta, tb = _tensors(a), _tensors(b)
     diff = [(pa, x, y) for (pa, x), (_, y) in zip(ta, tb) if x.shape != y.shape or not torch.equal(x, y)]
     if len(ta) != len(tb): diff.append(('batch', None, None))
-    measured = dict(n_tensors=len(ta), n_different=len(diff))
-    if not diff: return CheckResult(name, 'passed', measured, threshold,
-                                    f"The first validation batch ({len(ta)} tensor(s)) is bitwise identical under two different global seeds.")
-    where = []
+    where = {p: ((x.double() - y.double()).abs().max().item() if x.dtype != torch.bool else float((x != y).any()))
+             for p, x, y in diff if x is not None and x.shape == y.shape}
+    return diff, where
+
+def _where(diff)->list:
+    "Each differing tensor, with its max abs difference or its shapes"
+    res = []
     for p, x, y in diff:
-        if x is None or x.shape != y.shape: where.append(f"{p} (shape {None if x is None else tuple(x.shape)} vs {None if y is None else tuple(y.shape)})")
-        else:
-            d = (x.double() - y.double()).abs().max().item() if not x.dtype == torch.bool else float((x != y).any())
-            measured[f"max_abs_diff {p}"] = d
-            where.append(f"{p} (max abs difference {d:.3g})")
-    cands = _random_candidates(dl)
+        if x is None or x.shape != y.shape: res.append(f"{p} (shape {None if x is None else tuple(x.shape)} vs {None if y is None else tuple(y.shape)})")
+        else: res.append(f"{p} (max abs difference {(x.double() - y.double()).abs().max().item() if x.dtype != torch.bool else 1.0:.3g})")
+    return res
+
+def _valid_not_reproducible(name, threshold, measured, changed, same_seed)->CheckResult:
+    "The finding when reading the validation data changes it (stored items modified in place), or two reads under the same seeds differ"
+    again_txt = (f"the first batch read twice under the same seeds differs: {', '.join(_where(same_seed))}" if same_seed else
+                 "the first batch read twice under the same seeds is the same only because the change falls on items it does not read again")
+    if changed:
+        what = ', '.join(f"{p} (by up to {d:.3g})" if d is not None else p for p, d in changed[:3]) + (f" and {len(changed) - 3} more" if len(changed) > 3 else '')
+        return CheckResult(name, 'failed', measured, threshold,
+            f"Reading learn.dls.valid changes the data it reads from: three reads of its first batch changed {what} in place (the check put it back), and "
+            f"{again_txt}. The dataset's `__getitem__` or a transform modifies the stored item itself (`x -= mean`, `x.sub_(...)`, `x /= std` on a view of it), "
+            f"not a copy: every read, each epoch's validation included, sees the data transformed once more. This is not randomness: a seed does not fix it.",
+            "Compute on a copy, not in place: `x = (self.x[i] - mean) / std` (or `x = self.x[i].clone()` first) in `__getitem__` or the transform's `encodes`; "
+            "or transform the stored data once, before building the DataLoaders.", level='error', claim='certain')
     return CheckResult(name, 'failed', measured, threshold,
-                       f"learn.dls.valid gives a different first batch under torch/numpy/python seeds 1 and 2: {', '.join(where)}. Some transform draws "
-                       f"random numbers on validation data, so the validation loss and metrics change from one validate() to the next. Transforms that "
-                       f"also run on the validation set (split_idx None): {', '.join(cands) or 'none found in the item pipelines, after_item, before_batch or after_batch'}.",
-                       "Give the random transform `split_idx = 0` (training only), or derive it from RandTransform, which does.",
-                       level='error', claim='certain')
+        f"learn.dls.valid gives a different first batch each time it is read, under the same torch/numpy/python seeds and the same DataLoader generators: "
+        f"{', '.join(_where(same_seed))}. Something beyond those seeds changes what it serves: state kept between reads in the dataset or a transform "
+        f"(a counter, a cache, an item modified in place where the check cannot see it), or random numbers from another source (a private generator, os.urandom). "
+        f"The validation loss and metrics change from one validate() to the next, and a seed does not fix it.",
+        "Make the validation pipeline a function of the item alone: keep no state between reads, modify no stored item in place, and draw random "
+        "numbers only in training transforms (`split_idx = 0`).", level='error', claim='certain')
+
 
 # %% ../nbs/33_validchecks.ipynb #a5c68c74
 SIGNED_RANGE = ('matthews', 'kappa', 'corrcoef', 'pearsonr', 'spearmanr') # name parts of metrics that lie in [-1, 1]
@@ -203,9 +245,8 @@ def valid_targets(learn, # the Learner whose validation DataLoader is read (ever
     n_total = len(dl.dataset)
     with preserve_rng(learn.dls), loaders_kept(learn.dls):
         random.seed(0) # `new` seeds the copy's order from Python's global RNG: a fixed order, put back after
-        reader = dl.new(shuffle=True, drop_last=False) # shuffled, so that a budget or `max_items` that stops early reads a random sample, not a sorted prefix
-        no_workers = reader.fake_l.no_multiproc() if hasattr(reader, 'fake_l') else contextlib.nullcontext()
-        with no_workers: batches = _take_targets(learn.dls, reader, max_items, deadline)
+        reader = new_loader(dl, shuffle=True, drop_last=False) # shuffled, so that a budget or `max_items` that stops early reads a random sample, not a sorted prefix
+        with no_workers(reader): batches = _take_targets(learn.dls, reader, max_items, deadline)
     first_x, targets = (batches[0][0] if batches else None), [yb for _, yb in batches]
     return first_x, targets, sum(len(yb[0]) for yb in targets), n_total
 
