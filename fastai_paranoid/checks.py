@@ -220,22 +220,61 @@ def check_loss_at_init(learn:Learner, # the Learner, left as it is
     return CheckResult(name, 'passed', measured, threshold, f"loss at init {loss:.4f} ({len(losses)} batches, dropout off) is near ln({n_classes}) = {expected:.4f}.")
 
 # %% ../nbs/34_checks.ipynb #4fe495ba
+from torch.overrides import TorchFunctionMode
+
+_ACTIVATIONS = {'softmax', 'log_softmax', 'sigmoid', 'relu', 'relu_', 'relu6', 'softplus', 'tanh', 'hardtanh', 'hardsigmoid',
+                'clamp', 'clip', 'clamp_min', 'exp'} # functions that, applied last, change what the loss sees
+
+def _call_name(func)->str:
+    "How a user wrote a torch function call: `F.softmax`, `torch.softmax` or `Tensor.softmax`"
+    name = getattr(func, '__name__', repr(func))
+    if getattr(func, '__module__', '') == 'torch.nn.functional': return f"F.{name}"
+    qualname = getattr(func, '__qualname__', '')
+    if '.' in qualname and 'VariableFunctions' not in qualname: return f"Tensor.{name}"
+    return f"torch.{name}"
+
+class _CallsAfterLeaves(TorchFunctionMode):
+    "Records the torch functions called since the last leaf module ran: what `forward` applies after its last module"
+    def __init__(self):
+        super().__init__()
+        self.calls = []
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        if getattr(func, '__name__', '') in _ACTIVATIONS: self.calls.append(func)
+        return func(*args, **(kwargs or {}))
+
 def _last_leaf(model:nn.Module, xb:tuple):
-    "Run `model` on `xb` in eval mode and return its output and the last leaf module that ran"
+    "Run `model` on `xb` in eval mode and return its output, the last leaf module that ran, and the activation functions (torch calls, not modules) `forward` applied after it"
     ran = []
+    after = _CallsAfterLeaves()
+    def ran_leaf(m, inp, out):
+        ran.append(m)
+        after.calls.clear()
     leaves = [m for m in model.modules() if not list(m.children())]
-    hooks = [m.register_forward_hook(lambda m, inp, out: ran.append(m)) for m in leaves]
+    hooks = [m.register_forward_hook(ran_leaf) for m in leaves]
     try:
-        with torch.no_grad(): pred = predict(model.eval(), xb)
+        with torch.no_grad(), after: pred = predict(model.eval(), xb)
     finally:
         for h in hooks: h.remove()
-    return pred, (ran[-1] if ran else None)
+    return pred, (ran[-1] if ran else None), [_call_name(f) for f in after.calls]
+
+def _where(model:nn.Module, last:nn.Module|None, calls:list)->str:
+    "Where the outputs get their last activation: the last module, or `forward` when it applies a function after that module"
+    paths = module_paths(model)
+    if not calls: return paths[last] if last is not None else "the model's forward"
+    after = f" after its last module, {paths[last]}" if last is not None else ''
+    return f"{type(model).__name__}.forward's {calls[-1]}(...) (applied{after or ' last'})"
 
 _CLAMPS = {nn.ReLU: (0., math.inf), nn.ReLU6: (0., 6.), nn.Softplus: (0., math.inf), nn.Sigmoid: (0., 1.),
            nn.Hardsigmoid: (0., 1.), nn.Tanh: (-1., 1.), nn.Hardtanh: (-1., 1.)}
 
-def _clamping(last:nn.Module|None, outputs:torch.Tensor, min_outputs:int=64, min_zeros:float=0.1)->tuple|None:
-    "(low, high, what) when the model's last activation clamps its logits: a clamping module ran last, or at least `min_zeros` of `min_outputs` or more outputs are exactly 0 and none negative (a functional ReLU); else None"
+_CALL_CLAMPS = {'relu': (0., math.inf), 'relu_': (0., math.inf), 'relu6': (0., 6.), 'softplus': (0., math.inf), 'sigmoid': (0., 1.),
+                'hardsigmoid': (0., 1.), 'tanh': (-1., 1.), 'hardtanh': (-1., 1.)}
+
+def _clamping(last:nn.Module|None, outputs:torch.Tensor, min_outputs:int=64, min_zeros:float=0.1, call:str|None=None)->tuple|None:
+    "(low, high, what) when the model's last activation clamps its logits: a clamping module ran last, `forward` called a clamping function (`call`) last, or at least `min_zeros` of `min_outputs` or more outputs are exactly 0 and none negative (a functional ReLU); else None"
+    if call in _CALL_CLAMPS:
+        low, high = _CALL_CLAMPS[call]
+        if outputs.min() >= low and outputs.max() <= high: return low, high, f"the last function applied is {call}"
     for cls, (low, high) in _CLAMPS.items():
         if type(last) is cls:
             if cls is nn.Hardtanh: low, high = float(last.min_val), float(last.max_val)
@@ -244,7 +283,7 @@ def _clamping(last:nn.Module|None, outputs:torch.Tensor, min_outputs:int=64, min
         return 0., math.inf, f"no output is negative and {float((outputs == 0).float().mean()):.0%} are exactly 0 (a ReLU applied in forward)"
     return None
 
-def _sigmoid_before_loss(name:str, pred, last, where:str, lname:str)->CheckResult:
+def _sigmoid_before_loss(name:str, pred, last, where:str, lname:str, remove:str)->CheckResult:
     "`check_loss_activation` under a loss that applies a sigmoid itself: failed when the outputs already went through one"
     measured = {'output_min': float(pred.min()), 'output_max': float(pred.max()), 'last_module': where}
     threshold = "outputs not all within [0, 1]"
@@ -252,7 +291,7 @@ def _sigmoid_before_loss(name:str, pred, last, where:str, lname:str)->CheckResul
         return CheckResult(name, 'failed', measured, threshold,
             f"{where}: every output lies in [{pred.min():.4f}, {pred.max():.4f}], as after a sigmoid, in front of {lname}, "
             f"which applies a sigmoid itself: the loss sees sigmoid(sigmoid(x)) and cannot go below 0.31 per output.",
-            "Remove the final Sigmoid and give the loss logits; learn.get_preds() applies the loss's sigmoid for you.")
+            f"{remove} and give the loss logits; learn.get_preds() applies the loss's sigmoid for you.")
     return CheckResult(name, 'passed', measured, threshold, f"outputs span [{pred.min():.4f}, {pred.max():.4f}]: logits, as {lname} expects.")
 
 def _log_probs_for_loss(name:str, probs, where:str, lname:str, tol:float)->CheckResult:
@@ -281,10 +320,14 @@ def check_loss_activation(learn:Learner, # the Learner, left as it is
     model = model_copy(learn)
     with preserve_rng(learn.dls):
         xb, yb = training_batches(learn, 1)[0]
-        pred, last = _last_leaf(model, xb)
-    where = module_paths(model)[last] if last is not None else "the model's forward"
+        pred, last, calls = _last_leaf(model, xb)
+    where = _where(model, last, calls)
+    call = calls[-1].split('.')[-1] if calls else None
+    if calls: last = None # the last module is not what made the outputs: judge them by their call and values
+    remove = lambda module: (f"Remove the {calls[-1]}(...) call at the end of {type(model).__name__}.forward" if calls
+                             else f"Remove the final {module}")
     pred = pred.detach().float().as_subclass(torch.Tensor) # fastai tensor subclasses (TensorImage...) do not format
-    if applies_sigmoid(loss_func): return _sigmoid_before_loss(name, pred, last, where, lname)
+    if applies_sigmoid(loss_func): return _sigmoid_before_loss(name, pred, last, where, lname, remove('Sigmoid'))
     probs = pred.movedim(class_axis(loss_func), -1)
     if expects_log_probs(loss_func): return _log_probs_for_loss(name, probs, where, lname, tol)
     n_classes = probs.shape[-1]
@@ -300,8 +343,8 @@ def check_loss_activation(learn:Learner, # the Learner, left as it is
             f"{where} turns the outputs into probabilities (every row sums to 1 within {deviation:.1e}, smallest {probs.min():.4f}) "
             f"in front of {lname}, which applies log_softmax itself: the gradients vanish as the softmax saturates and the loss "
             f"stalls above 0, even at 100% accuracy.",
-            "Remove the final Softmax and give the loss logits; learn.get_preds() applies the loss's softmax for you.")
-    clamp = _clamping(last, probs)
+            f"{remove('Softmax')} and give the loss logits; learn.get_preds() applies the loss's softmax for you.")
+    clamp = _clamping(last, probs, call=call)
     if clamp is not None:
         measured['output_max'] = float(probs.max())
         low, high, how = clamp
@@ -312,7 +355,8 @@ def check_loss_activation(learn:Learner, # the Learner, left as it is
             + (f"the softmax of {n_classes} classes cannot give the true class more than {1 / (1 + (n_classes - 1) * math.exp(-(high - low))):.3f}, "
                f"and the loss cannot go below {floor:.4f} per item." if math.isfinite(high) else
                f"a class cannot be pushed below the others by a negative logit, and an output clamped at {low:g} passes no gradient.")
-            , "Remove the final activation: end the model with the Linear layer, whose raw outputs (logits) the loss expects.",
+            , (remove('activation') + ": the loss expects the raw outputs (logits) of the last Linear layer." if calls else
+               "Remove the final activation: end the model with the Linear layer, whose raw outputs (logits) the loss expects."),
             claim='certain')
     return CheckResult(name, 'passed', measured, threshold, f"outputs are logits (rows sum to 1 only within {deviation:.2f}), as {lname} expects.")
 
