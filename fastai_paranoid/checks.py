@@ -29,8 +29,8 @@ from .bn import FreezeBNStats, fine_tune_phase, freezes_nothing, FIX_SPLITTER
 # %% auto #0
 __all__ = ['BUDGET_WEIGHTS', 'RUN_DEFAULTS', 'data_classes', 'check_train_batches', 'check_loss_at_init', 'check_loss_activation',
            'overfit_one_batch', 'saturated_items', 'check_overfit_one_batch', 'short_run', 'batch_losses', 'check_lr',
-           'LRSweep', 'lr_sweep', 'learner_copy', 'held_norm_layers', 'check_frozen', 'SanityCheckWarning',
-           'SanityCheckError', 'SanityReport', 'default_budget']
+           'LRSweep', 'lr_sweep', 'learner_copy', 'held_norm_layers', 'bn_holders', 'check_frozen',
+           'SanityCheckWarning', 'SanityCheckError', 'SanityReport', 'default_budget']
 
 # %% ../nbs/34_checks.ipynb #2da82469
 def _label_entropy(y:torch.Tensor, n_classes:int)->float|None:
@@ -786,6 +786,15 @@ def held_norm_layers(learn:Learner)->list:
     held = {m for cb in learn.cbs if isinstance(cb, FreezeBNStats) for m in cb._frozen_part()}
     return [m for m in stat_norm_layers(learn.model) if m in frozen or m in held]
 
+import re
+_BN_HOLDER_NAME = re.compile(r'(?i)(bn|batchnorm).*(freez|frozen|eval|hold)|(freez|hold).*(bn|batchnorm)')
+
+def bn_holders(learn:Learner)->list:
+    "The user's callbacks meant to hold BatchNorm statistics: fastai's `BnFreeze`, or one whose class name says so (`FreezeBN`, `BNEval`...); not `FreezeBNStats`, whose layers `held_norm_layers` counts"
+    bn_freeze = fastai_class('fastai.callback.training', 'BnFreeze')
+    return [cb for cb in _user_cbs(learn) if not isinstance(cb, FreezeBNStats)
+            and (isinstance(cb, bn_freeze) or _BN_HOLDER_NAME.search(type(cb).__name__))]
+
 @register_check(90)
 def check_frozen(learn:Learner, # the Learner, left as it is
                  n_batches:int=4, # training batches of the short fit
@@ -801,10 +810,14 @@ def check_frozen(learn:Learner, # the Learner, left as it is
     in_frozen_groups = set(frozen_modules(learn))
     trainable_bn = [m for m in stat_norm_layers(learn.model) if m in in_frozen_groups and m not in held]
     if not param_names and not norm_names: return _nothing_frozen(learn, name)
+    # a callback meant to hold BatchNorm statistics (BnFreeze) holds nothing under train_bn=True: watch what it should hold
+    holders = bn_holders(learn) if trainable_bn else []
+    unheld_names = [n for n, m in learn.model.named_modules() if m in set(trainable_bn)] if holders else []
     lr = user_lr(learn, lr)
     originals = dict(learn.model.named_parameters())
     stale = [n for n in param_names if originals[n].grad is not None]
-    param_moves, stat_moves = _frozen_moves(learn, param_names, norm_names, n_batches, lr)
+    param_moves, stat_moves = _frozen_moves(learn, param_names, norm_names + unheld_names, n_batches, lr)
+    unheld_moves = {n: stat_moves.pop(n) for n in unheld_names}
     moved_params = [n for n, d in param_moves.items() if d > 0]
     moved_norms = [n for n, (dm, dv) in stat_moves.items() if dm > 0 or dv > 0]
     measured = {'batches': n_batches, 'lr': lr, 'frozen_params': len(param_names), 'frozen_norm_layers': len(norm_names),
@@ -813,6 +826,9 @@ def check_frozen(learn:Learner, # the Learner, left as it is
     if moved_params: measured['max_param_change'] = max(param_moves.values())
     if moved_norms: measured['max_running_stat_change'] = max(max(v) for v in stat_moves.values())
     threshold = "no change"
+    moved_unheld = [n for n, (dm, dv) in unheld_moves.items() if dm > 0 or dv > 0]
+    if moved_unheld and not moved_params and not moved_norms:
+        return _holder_holds_nothing(learn, name, measured, holders, unheld_moves, n_batches, lr)
     if not moved_params and not moved_norms:
         by_design = (f"; the {len(trainable_bn)} normalization layers of the frozen groups are trainable under train_bn=True "
                      f"(fastai's default: their parameters and statistics train by design)" if trainable_bn else '')
@@ -821,6 +837,27 @@ def check_frozen(learn:Learner, # the Learner, left as it is
             f"layers are unchanged after {n_batches} training batches at lr={lr:g}"
             + (f" ({len(stale)} of them carry a gradient from an earlier fit, replayed)" if stale else "") + by_design + ".")
     return _frozen_changed(learn, name, measured, threshold, n_batches, lr, param_names, norm_names, stale, param_moves, stat_moves)
+
+def _holder_holds_nothing(learn, name, measured, holders, unheld_moves, n_batches, lr)->CheckResult:
+    "`check_frozen`'s failure when a callback meant to hold BatchNorm statistics (`BnFreeze`) holds none of the frozen groups' BatchNorm layers, trainable under train_bn=True, and their statistics drift"
+    paths = module_paths(learn.model)
+    modules = dict(learn.model.named_modules())
+    moved = {n: d for n, d in unheld_moves.items() if max(d) > 0}
+    names = ', '.join(f"cbs[{next(i for i, c in enumerate(learn.cbs) if c is cb)}] {type(cb).__name__}" for cb in holders)
+    bn_freeze = fastai_class('fastai.callback.training', 'BnFreeze')
+    why = ("it puts in eval mode only the BatchNorm layers whose parameters are frozen, and under train_bn=True (fastai's default) "
+           "learn.freeze() leaves the BatchNorm parameters of the frozen groups trainable" if all(isinstance(cb, bn_freeze) for cb in holders) else
+           "its name says it holds BatchNorm statistics, but it held none of the BatchNorm layers of the frozen groups "
+           "(trainable under train_bn=True, fastai's default)")
+    evidence = [f"{paths[modules[n]]}: running_mean moved by {dm:.4g}, running_var by {dv:.4g}" for n, (dm, dv) in moved.items()][:3]
+    measured = measured | {'bn_holders': names, 'unheld_norm_layers_moved': len(moved),
+                           'max_unheld_stat_change': max(max(d) for d in moved.values())}
+    return CheckResult(name, 'failed', measured, "no change in the statistics a BatchNorm-holding callback is there to hold",
+        f"{names} holds nothing: {why}; during {n_batches} training batches of a copy of the Learner at lr={lr:g}, the running "
+        f"statistics of {len(moved)} of the {len(unheld_moves)} BatchNorm layers of the frozen groups moved: " + '; '.join(evidence) + '.',
+        f"Freeze the BatchNorm parameters with the rest, so that {type(holders[0]).__name__} can hold them: learn = Learner(..., train_bn=False) "
+        "(vision_learner(..., train_bn=False)), then learn.freeze(); or keep train_bn=True and hold the statistics with "
+        "cbs=FreezeBNStats() (from fastai_paranoid.bn) instead.", claim='certain')
 
 def _nothing_frozen(learn:Learner, name:str)->CheckResult:
     "`check_frozen`'s result when no parameter and no normalization layer is frozen: a note when fine_tune's freeze froze nothing, else skipped"
