@@ -210,7 +210,8 @@ from .core import Finding, user_location
 FIX_SPLITTER = ("Give the Learner a splitter that puts the body and the head in separate parameter groups: Learner(..., "
                 "splitter=lambda m: [params(m[0]), params(m[1])]), or build it with vision_learner/cnn_learner/unet_learner (their own splitter; "
                 "tabular_learner and collab_learner have one group too); "
-                "or freeze the body by hand: learn.model[0].requires_grad_(False).")
+                "or freeze the body by hand: learn.model[0].requires_grad_(False), with cbs=BnFreeze() if the body holds "
+                "BatchNorm layers (their parameters frozen, their running statistics would still move).")
 
 def _fine_tune_code():
     "The code of fastai's `Learner.fine_tune` and the line of its `self.unfreeze()`, or None (not imported, or its source unreadable)"
