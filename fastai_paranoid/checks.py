@@ -243,26 +243,30 @@ class _CallsAfterLeaves(TorchFunctionMode):
         return func(*args, **(kwargs or {}))
 
 def _last_leaf(model:nn.Module, xb:tuple):
-    "Run `model` on `xb` in eval mode and return its output, the last leaf module that ran, and the activation functions (torch calls, not modules) `forward` applied after it"
-    ran = []
+    "Run `model` on `xb` in eval mode and return its output, the last leaf module that ran, the activation functions (torch calls, not modules) applied after it, and the module whose `forward` applied them"
+    ran, owner = [], [None]
     after = _CallsAfterLeaves()
     def ran_leaf(m, inp, out):
         ran.append(m)
         after.calls.clear()
-    leaves = [m for m in model.modules() if not list(m.children())]
-    hooks = [m.register_forward_hook(ran_leaf) for m in leaves]
+        owner[0] = None
+    def ran_parent(m, inp, out): # the innermost module to return after the calls is the one whose forward made them
+        if after.calls and owner[0] is None: owner[0] = m
+    hooks = [m.register_forward_hook(ran_parent if list(m.children()) else ran_leaf) for m in model.modules()]
     try:
         with torch.no_grad(), after: pred = predict(model.eval(), xb)
     finally:
         for h in hooks: h.remove()
-    return pred, (ran[-1] if ran else None), [_call_name(f) for f in after.calls]
+    calls = [_call_name(f) for f in after.calls]
+    return pred, (ran[-1] if ran else None), calls, (owner[0] or model) if calls else None
 
-def _where(model:nn.Module, last:nn.Module|None, calls:list)->str:
-    "Where the outputs get their last activation: the last module, or `forward` when it applies a function after that module"
+def _where(model:nn.Module, last:nn.Module|None, calls:list, owner:nn.Module|None)->str:
+    "Where the outputs get their last activation: the last module, or the `forward` that applies a function after that module"
     paths = module_paths(model)
     if not calls: return paths[last] if last is not None else "the model's forward"
     after = f" after its last module, {paths[last]}" if last is not None else ''
-    return f"{type(model).__name__}.forward's {calls[-1]}(...) (applied{after or ' last'})"
+    inside = f" in {paths[owner]}" if owner is not model and owner in paths else ''
+    return f"{type(owner).__name__}.forward's {calls[-1]}(...){inside} (applied{after or ' last'})"
 
 _CLAMPS = {nn.ReLU: (0., math.inf), nn.ReLU6: (0., 6.), nn.Softplus: (0., math.inf), nn.Sigmoid: (0., 1.),
            nn.Hardsigmoid: (0., 1.), nn.Tanh: (-1., 1.), nn.Hardtanh: (-1., 1.)}
@@ -320,11 +324,11 @@ def check_loss_activation(learn:Learner, # the Learner, left as it is
     model = model_copy(learn)
     with preserve_rng(learn.dls):
         xb, yb = training_batches(learn, 1)[0]
-        pred, last, calls = _last_leaf(model, xb)
-    where = _where(model, last, calls)
+        pred, last, calls, owner = _last_leaf(model, xb)
+    where = _where(model, last, calls, owner)
     call = calls[-1].split('.')[-1] if calls else None
     if calls: last = None # the last module is not what made the outputs: judge them by their call and values
-    remove = lambda module: (f"Remove the {calls[-1]}(...) call at the end of {type(model).__name__}.forward" if calls
+    remove = lambda module: (f"Remove the {calls[-1]}(...) call at the end of {type(owner).__name__}.forward" if calls
                              else f"Remove the final {module}")
     pred = pred.detach().float().as_subclass(torch.Tensor) # fastai tensor subclasses (TensorImage...) do not format
     if applies_sigmoid(loss_func): return _sigmoid_before_loss(name, pred, last, where, lname, remove('Sigmoid'))
