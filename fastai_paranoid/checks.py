@@ -83,7 +83,10 @@ def _head_vs_data(learn, n_outputs:int, targets:list)->CheckResult|None:
     top = max((int(t.max()) for t in ints if t.numel()), default=None)
     n_data, source = data_classes(learn.dls)
     measured = {'n_outputs': n_outputs, 'n_classes_data': n_data, 'largest_target': top}
-    fix = f"Give the model one output per class: n_out=dls.c (vision_learner/tabular_learner pick it when n_out is left out), or nn.Linear(..., dls.c) as the last layer."
+    # name the count the way these data give it: dls.c exists only on fastai's own DataLoaders of categories
+    n_out = source if source in ('dls.c', 'len(dls.vocab)') else str(n_data if n_data is not None else top + 1)
+    fix = (f"Give the model one output per class: n_out={n_out} (vision_learner/tabular_learner pick it when n_out is left out), "
+           f"or nn.Linear(..., {n_out}) as the last layer.")
     if top is not None and top >= n_outputs:
         return CheckResult(name, 'failed', measured, f"targets < n_outputs = {n_outputs}",
             f"the targets go up to {top} but the model has {n_outputs} output{'s' if n_outputs > 1 else ''} per item: class {top} has no output, and "

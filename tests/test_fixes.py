@@ -60,6 +60,16 @@ def test_loss_at_init_shrink_the_last_layer():
     fix_works(check_loss_at_init, lambda: fresh_learner(xor_dls, overconfident_mlp, loss_func=CrossEntropyLossFlat()),
               'shrink its weights, zero its bias', shrink)
 
+@pytest.mark.parametrize('n_out', [10, 1])
+def test_loss_at_init_one_output_per_class(n_out):
+    "A head of 10 outputs (warning) or 1 (failed) for XOR's 2 classes, on plain tensors (no dls.c): the printed count, applied, passes"
+    planted = lambda: fresh_learner(xor_dls, lambda: nn.Sequential(nn.Linear(2, 32), nn.ReLU(), nn.Linear(32, n_out)),
+                                    loss_func=CrossEntropyLossFlat())
+    def apply(learn):
+        (count,) = re.findall(r"nn\.Linear\(\.\.\., (\d+)\) as the last layer", run(check_loss_at_init, learn).fix)
+        learn.model[-1] = nn.Linear(32, int(count))
+    fix_works(check_loss_at_init, planted, 'nn.Linear(..., 2) as the last layer', apply)
+
 # --- 34_checks: loss/activation
 
 @pytest.mark.parametrize('case', ['loss_activation_digits', 'loss_activation_nn_module_loss'])
