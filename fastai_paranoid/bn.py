@@ -16,7 +16,7 @@ from .core import (ParanoidWarning, DEPRECATED, ResultTable, frozen_modules, sta
 
 # %% auto #0
 __all__ = ['FreezeBNStatsCallback', 'FIX_SPLITTER', 'freeze_calls', 'norm_stats_snapshot', 'NormStatsDrift', 'norm_stats_drift',
-           'BNStatsWarning', 'FreezeBNStats', 'fine_tune_phase', 'freezes_nothing', 'EmptyFreezeWarning',
+           'BNStatsWarning', 'freezes_nothing', 'FreezeBNStats', 'fine_tune_phase', 'EmptyFreezeWarning',
            'EmptyFreezeGuard']
 
 # %% ../nbs/10_bn.ipynb #f822ef7c
@@ -110,6 +110,15 @@ def _module_list(spec, model):
                             f"names from learn.model.named_modules(), or a function of the model returning modules.")
     return res
 
+def freezes_nothing(learn:Learner)->str|None:
+    "Why `learn.freeze()` freezes nothing on this Learner (one parameter group, and freeze() freezes every group but the last), or None"
+    if learn.opt is None: return None
+    groups = len(learn.opt.param_lists)
+    if groups > 1 or any(not p.requires_grad for p in learn.model.parameters()): return None
+    n_params = sum(p.numel() for p in learn.model.parameters())
+    return (f"learn.opt has {groups} parameter group (the Learner was built without a splitter), and learn.freeze() freezes "
+            f"every group but the last: here none, so all {n_params:,} parameters train")
+
 class FreezeBNStats(Guard):
     "Hold the running statistics of the normalization layers in the frozen part of the model: they normalize with their stored statistics and stay bitwise unchanged during fit"
     changes_the_fit = True # its job: the sanity checks' copies keep it
@@ -144,10 +153,15 @@ class FreezeBNStats(Guard):
             # once per callback, and never after it has held layers: fine_tune's unfrozen phase is the plan, not a mistake
             if self._held_before or self._warned_idle: return []
             self._warned_idle = True
+            nothing = freezes_nothing(self.learn) # one parameter group: learn.freeze() freezes nothing here, so advising it would mislead
+            fix = (f"learn.freeze() cannot freeze anything on this Learner ({nothing}). Give it a splitter, then freeze: "
+                   f"Learner(..., splitter=lambda m: L(m[0], m[1]).map(params)); or train the head alone with "
+                   f"learn.linear_probe() (fastai_paranoid.presets), which splits trunk and head itself; or name the "
+                   f"trunk: FreezeBNStats(modules=...)." if nothing else
+                   "Freeze the trunk first (learn.freeze()), or name it: FreezeBNStats(modules=...).")
             emit("FreezeBNStats: nothing in learn.model is frozen in this fit (no parameter group frozen by "
                           "learn.freeze()/freeze_to(), no module whose parameters all have requires_grad=False), so no "
-                          "running statistics are held (said once per callback). Freeze the trunk first "
-                          "(learn.freeze()), or name it: FreezeBNStats(modules=...).", BNStatsWarning, stacklevel=2,
+                          "running statistics are held (said once per callback). " + fix, BNStatsWarning, stacklevel=2,
                  kind="nothing_frozen", level="warning", learn=self.learn, guard="FreezeBNStats", claim="certain")
             return []
         frozen_ids = set(map(id, frozen))
@@ -196,7 +210,8 @@ from .core import Finding, user_location
 FIX_SPLITTER = ("Give the Learner a splitter that puts the body and the head in separate parameter groups: Learner(..., "
                 "splitter=lambda m: [params(m[0]), params(m[1])]), or build it with vision_learner/cnn_learner/unet_learner (their own splitter; "
                 "tabular_learner and collab_learner have one group too); "
-                "or freeze the body by hand: learn.model[0].requires_grad_(False).")
+                "or freeze the body by hand: learn.model[0].requires_grad_(False), with cbs=BnFreeze() if the body holds "
+                "BatchNorm layers (their parameters frozen, their running statistics would still move).")
 
 def _fine_tune_code():
     "The code of fastai's `Learner.fine_tune` and the line of its `self.unfreeze()`, or None (not imported, or its source unreadable)"
@@ -221,15 +236,6 @@ def fine_tune_phase(learn:Learner, # the Learner whose `fine_tune` is looked for
             return 'frozen' if frame.f_lineno < unfreeze_line else 'unfrozen'
         frame = frame.f_back
     return None
-
-def freezes_nothing(learn:Learner)->str|None:
-    "Why `learn.freeze()` freezes nothing on this Learner (one parameter group, and freeze() freezes every group but the last), or None"
-    if learn.opt is None: return None
-    groups = len(learn.opt.param_lists)
-    if groups > 1 or any(not p.requires_grad for p in learn.model.parameters()): return None
-    n_params = sum(p.numel() for p in learn.model.parameters())
-    return (f"learn.opt has {groups} parameter group (the Learner was built without a splitter), and learn.freeze() freezes "
-            f"every group but the last: here none, so all {n_params:,} parameters train")
 
 class EmptyFreezeWarning(ParanoidWarning):
     "`learn.freeze()`/`freeze_to(n)` froze nothing (a Learner with one parameter group): the 'frozen' fit trains the whole model"

@@ -29,7 +29,7 @@ from .bn import FreezeBNStats, fine_tune_phase, freezes_nothing, FIX_SPLITTER
 # %% auto #0
 __all__ = ['data_classes', 'check_train_batches', 'check_loss_at_init', 'check_loss_activation', 'overfit_one_batch',
            'saturated_items', 'check_overfit_one_batch', 'short_run', 'batch_losses', 'check_lr', 'LRSweep', 'lr_sweep',
-           'learner_copy', 'held_norm_layers', 'check_frozen']
+           'learner_copy', 'held_norm_layers', 'bn_holders', 'check_frozen']
 
 # %% ../nbs/34_checks.ipynb #2da82469
 def _label_entropy(y:torch.Tensor, n_classes:int)->float|None:
@@ -82,7 +82,10 @@ def _head_vs_data(learn, n_outputs:int, targets:list)->CheckResult|None:
     top = max((int(t.max()) for t in ints if t.numel()), default=None)
     n_data, source = data_classes(learn.dls)
     measured = {'n_outputs': n_outputs, 'n_classes_data': n_data, 'largest_target': top}
-    fix = f"Give the model one output per class: n_out=dls.c (vision_learner/tabular_learner pick it when n_out is left out), or nn.Linear(..., dls.c) as the last layer."
+    # name the count the way these data give it: dls.c exists only on fastai's own DataLoaders of categories
+    n_out = source if source in ('dls.c', 'len(dls.vocab)') else str(n_data if n_data is not None else top + 1)
+    fix = (f"Give the model one output per class: n_out={n_out} (vision_learner/tabular_learner pick it when n_out is left out), "
+           f"or nn.Linear(..., {n_out}) as the last layer.")
     if top is not None and top >= n_outputs:
         return CheckResult(name, 'failed', measured, f"targets < n_outputs = {n_outputs}",
             f"the targets go up to {top} but the model has {n_outputs} output{'s' if n_outputs > 1 else ''} per item: class {top} has no output, and "
@@ -219,22 +222,65 @@ def check_loss_at_init(learn:Learner, # the Learner, left as it is
     return CheckResult(name, 'passed', measured, threshold, f"loss at init {loss:.4f} ({len(losses)} batches, dropout off) is near ln({n_classes}) = {expected:.4f}.")
 
 # %% ../nbs/34_checks.ipynb #4fe495ba
+from torch.overrides import TorchFunctionMode
+
+_ACTIVATIONS = {'softmax', 'log_softmax', 'sigmoid', 'relu', 'relu_', 'relu6', 'softplus', 'tanh', 'hardtanh', 'hardsigmoid',
+                'clamp', 'clip', 'clamp_min', 'exp'} # functions that, applied last, change what the loss sees
+
+def _call_name(func)->str:
+    "How a user wrote a torch function call: `F.softmax`, `torch.softmax` or `Tensor.softmax`"
+    name = getattr(func, '__name__', repr(func))
+    if getattr(func, '__module__', '') == 'torch.nn.functional': return f"F.{name}"
+    qualname = getattr(func, '__qualname__', '')
+    if '.' in qualname and 'VariableFunctions' not in qualname: return f"Tensor.{name}"
+    return f"torch.{name}"
+
+class _CallsAfterLeaves(TorchFunctionMode):
+    "Records the torch functions called since the last leaf module ran: what `forward` applies after its last module"
+    def __init__(self):
+        super().__init__()
+        self.calls = []
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        if getattr(func, '__name__', '') in _ACTIVATIONS: self.calls.append(func)
+        return func(*args, **(kwargs or {}))
+
 def _last_leaf(model:nn.Module, xb:tuple):
-    "Run `model` on `xb` in eval mode and return its output and the last leaf module that ran"
-    ran = []
-    leaves = [m for m in model.modules() if not list(m.children())]
-    hooks = [m.register_forward_hook(lambda m, inp, out: ran.append(m)) for m in leaves]
+    "Run `model` on `xb` in eval mode and return its output, the last leaf module that ran, the activation functions (torch calls, not modules) applied after it, and the module whose `forward` applied them"
+    ran, owner = [], [None]
+    after = _CallsAfterLeaves()
+    def ran_leaf(m, inp, out):
+        ran.append(m)
+        after.calls.clear()
+        owner[0] = None
+    def ran_parent(m, inp, out): # the innermost module to return after the calls is the one whose forward made them
+        if after.calls and owner[0] is None: owner[0] = m
+    hooks = [m.register_forward_hook(ran_parent if list(m.children()) else ran_leaf) for m in model.modules()]
     try:
-        with torch.no_grad(): pred = predict(model.eval(), xb)
+        with torch.no_grad(), after: pred = predict(model.eval(), xb)
     finally:
         for h in hooks: h.remove()
-    return pred, (ran[-1] if ran else None)
+    calls = [_call_name(f) for f in after.calls]
+    return pred, (ran[-1] if ran else None), calls, (owner[0] or model) if calls else None
+
+def _where(model:nn.Module, last:nn.Module|None, calls:list, owner:nn.Module|None)->str:
+    "Where the outputs get their last activation: the last module, or the `forward` that applies a function after that module"
+    paths = module_paths(model)
+    if not calls: return paths[last] if last is not None else "the model's forward"
+    after = f" after its last module, {paths[last]}" if last is not None else ''
+    inside = f" in {paths[owner]}" if owner is not model and owner in paths else ''
+    return f"{type(owner).__name__}.forward's {calls[-1]}(...){inside} (applied{after or ' last'})"
 
 _CLAMPS = {nn.ReLU: (0., math.inf), nn.ReLU6: (0., 6.), nn.Softplus: (0., math.inf), nn.Sigmoid: (0., 1.),
            nn.Hardsigmoid: (0., 1.), nn.Tanh: (-1., 1.), nn.Hardtanh: (-1., 1.)}
 
-def _clamping(last:nn.Module|None, outputs:torch.Tensor, min_outputs:int=64, min_zeros:float=0.1)->tuple|None:
-    "(low, high, what) when the model's last activation clamps its logits: a clamping module ran last, or at least `min_zeros` of `min_outputs` or more outputs are exactly 0 and none negative (a functional ReLU); else None"
+_CALL_CLAMPS = {'relu': (0., math.inf), 'relu_': (0., math.inf), 'relu6': (0., 6.), 'softplus': (0., math.inf), 'sigmoid': (0., 1.),
+                'hardsigmoid': (0., 1.), 'tanh': (-1., 1.), 'hardtanh': (-1., 1.)}
+
+def _clamping(last:nn.Module|None, outputs:torch.Tensor, min_outputs:int=64, min_zeros:float=0.1, call:str|None=None)->tuple|None:
+    "(low, high, what) when the model's last activation clamps its logits: a clamping module ran last, `forward` called a clamping function (`call`) last, or at least `min_zeros` of `min_outputs` or more outputs are exactly 0 and none negative (a functional ReLU); else None"
+    if call in _CALL_CLAMPS:
+        low, high = _CALL_CLAMPS[call]
+        if outputs.min() >= low and outputs.max() <= high: return low, high, f"the last function applied is {call}"
     for cls, (low, high) in _CLAMPS.items():
         if type(last) is cls:
             if cls is nn.Hardtanh: low, high = float(last.min_val), float(last.max_val)
@@ -243,7 +289,7 @@ def _clamping(last:nn.Module|None, outputs:torch.Tensor, min_outputs:int=64, min
         return 0., math.inf, f"no output is negative and {float((outputs == 0).float().mean()):.0%} are exactly 0 (a ReLU applied in forward)"
     return None
 
-def _sigmoid_before_loss(name:str, pred, last, where:str, lname:str)->CheckResult:
+def _sigmoid_before_loss(name:str, pred, last, where:str, lname:str, remove:str)->CheckResult:
     "`check_loss_activation` under a loss that applies a sigmoid itself: failed when the outputs already went through one"
     measured = {'output_min': float(pred.min()), 'output_max': float(pred.max()), 'last_module': where}
     threshold = "outputs not all within [0, 1]"
@@ -251,7 +297,7 @@ def _sigmoid_before_loss(name:str, pred, last, where:str, lname:str)->CheckResul
         return CheckResult(name, 'failed', measured, threshold,
             f"{where}: every output lies in [{pred.min():.4f}, {pred.max():.4f}], as after a sigmoid, in front of {lname}, "
             f"which applies a sigmoid itself: the loss sees sigmoid(sigmoid(x)) and cannot go below 0.31 per output.",
-            "Remove the final Sigmoid and give the loss logits; learn.get_preds() applies the loss's sigmoid for you.")
+            f"{remove} and give the loss logits; learn.get_preds() applies the loss's sigmoid for you.")
     return CheckResult(name, 'passed', measured, threshold, f"outputs span [{pred.min():.4f}, {pred.max():.4f}]: logits, as {lname} expects.")
 
 def _log_probs_for_loss(name:str, probs, where:str, lname:str, tol:float)->CheckResult:
@@ -280,10 +326,14 @@ def check_loss_activation(learn:Learner, # the Learner, left as it is
     model = model_copy(learn)
     with preserve_rng(learn.dls):
         xb, yb = training_batches(learn, 1)[0]
-        pred, last = _last_leaf(model, xb)
-    where = module_paths(model)[last] if last is not None else "the model's forward"
+        pred, last, calls, owner = _last_leaf(model, xb)
+    where = _where(model, last, calls, owner)
+    call = calls[-1].split('.')[-1] if calls else None
+    if calls: last = None # the last module is not what made the outputs: judge them by their call and values
+    remove = lambda module: (f"Remove the {calls[-1]}(...) call at the end of {type(owner).__name__}.forward" if calls
+                             else f"Remove the final {module}")
     pred = pred.detach().float().as_subclass(torch.Tensor) # fastai tensor subclasses (TensorImage...) do not format
-    if applies_sigmoid(loss_func): return _sigmoid_before_loss(name, pred, last, where, lname)
+    if applies_sigmoid(loss_func): return _sigmoid_before_loss(name, pred, last, where, lname, remove('Sigmoid'))
     probs = pred.movedim(class_axis(loss_func), -1)
     if expects_log_probs(loss_func): return _log_probs_for_loss(name, probs, where, lname, tol)
     n_classes = probs.shape[-1]
@@ -299,8 +349,8 @@ def check_loss_activation(learn:Learner, # the Learner, left as it is
             f"{where} turns the outputs into probabilities (every row sums to 1 within {deviation:.1e}, smallest {probs.min():.4f}) "
             f"in front of {lname}, which applies log_softmax itself: the gradients vanish as the softmax saturates and the loss "
             f"stalls above 0, even at 100% accuracy.",
-            "Remove the final Softmax and give the loss logits; learn.get_preds() applies the loss's softmax for you.")
-    clamp = _clamping(last, probs)
+            f"{remove('Softmax')} and give the loss logits; learn.get_preds() applies the loss's softmax for you.")
+    clamp = _clamping(last, probs, call=call)
     if clamp is not None:
         measured['output_max'] = float(probs.max())
         low, high, how = clamp
@@ -311,7 +361,8 @@ def check_loss_activation(learn:Learner, # the Learner, left as it is
             + (f"the softmax of {n_classes} classes cannot give the true class more than {1 / (1 + (n_classes - 1) * math.exp(-(high - low))):.3f}, "
                f"and the loss cannot go below {floor:.4f} per item." if math.isfinite(high) else
                f"a class cannot be pushed below the others by a negative logit, and an output clamped at {low:g} passes no gradient.")
-            , "Remove the final activation: end the model with the Linear layer, whose raw outputs (logits) the loss expects.",
+            , (remove('activation') + ": the loss expects the raw outputs (logits) of the last Linear layer." if calls else
+               "Remove the final activation: end the model with the Linear layer, whose raw outputs (logits) the loss expects."),
             claim='certain')
     return CheckResult(name, 'passed', measured, threshold, f"outputs are logits (rows sum to 1 only within {deviation:.2f}), as {lname} expects.")
 
@@ -767,6 +818,15 @@ def held_norm_layers(learn:Learner)->list:
     held = {m for cb in learn.cbs if isinstance(cb, FreezeBNStats) for m in cb._frozen_part()}
     return [m for m in stat_norm_layers(learn.model) if m in frozen or m in held]
 
+import re
+_BN_HOLDER_NAME = re.compile(r'(?i)(bn|batchnorm).*(freez|frozen|eval|hold)|(freez|hold).*(bn|batchnorm)')
+
+def bn_holders(learn:Learner)->list:
+    "The user's callbacks meant to hold BatchNorm statistics: fastai's `BnFreeze`, or one whose class name says so (`FreezeBN`, `BNEval`...); not `FreezeBNStats`, whose layers `held_norm_layers` counts"
+    bn_freeze = fastai_class('fastai.callback.training', 'BnFreeze')
+    return [cb for cb in _user_cbs(learn) if not isinstance(cb, FreezeBNStats)
+            and (isinstance(cb, bn_freeze) or _BN_HOLDER_NAME.search(type(cb).__name__))]
+
 @register_check(90)
 def check_frozen(learn:Learner, # the Learner, left as it is
                  n_batches:int=4, # training batches of the short fit
@@ -782,10 +842,14 @@ def check_frozen(learn:Learner, # the Learner, left as it is
     in_frozen_groups = set(frozen_modules(learn))
     trainable_bn = [m for m in stat_norm_layers(learn.model) if m in in_frozen_groups and m not in held]
     if not param_names and not norm_names: return _nothing_frozen(learn, name)
+    # a callback meant to hold BatchNorm statistics (BnFreeze) holds nothing under train_bn=True: watch what it should hold
+    holders = bn_holders(learn) if trainable_bn else []
+    unheld_names = [n for n, m in learn.model.named_modules() if m in set(trainable_bn)] if holders else []
     lr = user_lr(learn, lr)
     originals = dict(learn.model.named_parameters())
     stale = [n for n in param_names if originals[n].grad is not None]
-    param_moves, stat_moves = _frozen_moves(learn, param_names, norm_names, n_batches, lr)
+    param_moves, stat_moves = _frozen_moves(learn, param_names, norm_names + unheld_names, n_batches, lr)
+    unheld_moves = {n: stat_moves.pop(n) for n in unheld_names}
     moved_params = [n for n, d in param_moves.items() if d > 0]
     moved_norms = [n for n, (dm, dv) in stat_moves.items() if dm > 0 or dv > 0]
     measured = {'batches': n_batches, 'lr': lr, 'frozen_params': len(param_names), 'frozen_norm_layers': len(norm_names),
@@ -794,6 +858,9 @@ def check_frozen(learn:Learner, # the Learner, left as it is
     if moved_params: measured['max_param_change'] = max(param_moves.values())
     if moved_norms: measured['max_running_stat_change'] = max(max(v) for v in stat_moves.values())
     threshold = "no change"
+    moved_unheld = [n for n, (dm, dv) in unheld_moves.items() if dm > 0 or dv > 0]
+    if moved_unheld and not moved_params and not moved_norms:
+        return _holder_holds_nothing(learn, name, measured, holders, unheld_moves, n_batches, lr)
     if not moved_params and not moved_norms:
         by_design = (f"; the {len(trainable_bn)} normalization layers of the frozen groups are trainable under train_bn=True "
                      f"(fastai's default: their parameters and statistics train by design)" if trainable_bn else '')
@@ -802,6 +869,27 @@ def check_frozen(learn:Learner, # the Learner, left as it is
             f"layers are unchanged after {n_batches} training batches at lr={lr:g}"
             + (f" ({len(stale)} of them carry a gradient from an earlier fit, replayed)" if stale else "") + by_design + ".")
     return _frozen_changed(learn, name, measured, threshold, n_batches, lr, param_names, norm_names, stale, param_moves, stat_moves)
+
+def _holder_holds_nothing(learn, name, measured, holders, unheld_moves, n_batches, lr)->CheckResult:
+    "`check_frozen`'s failure when a callback meant to hold BatchNorm statistics (`BnFreeze`) holds none of the frozen groups' BatchNorm layers, trainable under train_bn=True, and their statistics drift"
+    paths = module_paths(learn.model)
+    modules = dict(learn.model.named_modules())
+    moved = {n: d for n, d in unheld_moves.items() if max(d) > 0}
+    names = ', '.join(f"cbs[{next(i for i, c in enumerate(learn.cbs) if c is cb)}] {type(cb).__name__}" for cb in holders)
+    bn_freeze = fastai_class('fastai.callback.training', 'BnFreeze')
+    why = ("it puts in eval mode only the BatchNorm layers whose parameters are frozen, and under train_bn=True (fastai's default) "
+           "learn.freeze() leaves the BatchNorm parameters of the frozen groups trainable" if all(isinstance(cb, bn_freeze) for cb in holders) else
+           "its name says it holds BatchNorm statistics, but it held none of the BatchNorm layers of the frozen groups "
+           "(trainable under train_bn=True, fastai's default)")
+    evidence = [f"{paths[modules[n]]}: running_mean moved by {dm:.4g}, running_var by {dv:.4g}" for n, (dm, dv) in moved.items()][:3]
+    measured = measured | {'bn_holders': names, 'unheld_norm_layers_moved': len(moved),
+                           'max_unheld_stat_change': max(max(d) for d in moved.values())}
+    return CheckResult(name, 'failed', measured, "no change in the statistics a BatchNorm-holding callback is there to hold",
+        f"{names} holds nothing: {why}; during {n_batches} training batches of a copy of the Learner at lr={lr:g}, the running "
+        f"statistics of {len(moved)} of the {len(unheld_moves)} BatchNorm layers of the frozen groups moved: " + '; '.join(evidence) + '.',
+        f"Freeze the BatchNorm parameters with the rest, so that {type(holders[0]).__name__} can hold them: learn = Learner(..., train_bn=False) "
+        "(vision_learner(..., train_bn=False)), then learn.freeze(); or keep train_bn=True and hold the statistics with "
+        "cbs=FreezeBNStats() (from fastai_paranoid.bn) instead.", claim='certain')
 
 def _nothing_frozen(learn:Learner, name:str)->CheckResult:
     "`check_frozen`'s result when no parameter and no normalization layer is frozen: a note when fine_tune's freeze froze nothing, else skipped"

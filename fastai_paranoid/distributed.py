@@ -25,8 +25,8 @@ from .fresh import seed_everything
 __all__ = ['KINDS', 'traffic', 'fix_distributed_dl_for_cpu', 'DistributedCPU', 'RankEntry', 'first_served_items',
            'is_distributed', 'gather_digests', 'CrossRankDivergenceError', 'CrossRankWarning', 'check_cross_rank',
            'check_rank_streams', 'seed_rank_streams', 'CrossRankConsistency', 'PaddedValidationWarning',
-           'PaddedValidationError', 'DistributedValidPadding', 'distributed_commands', 'run_distributed',
-           'report_on_rank0']
+           'PaddedValidationError', 'padding_change', 'padding_level', 'DistributedValidPadding',
+           'distributed_commands', 'run_distributed', 'report_on_rank0']
 
 # %% ../nbs/21_distributed.ipynb #14f2208d
 def _broadcast_on_backend_device(self, t, rank):
@@ -532,12 +532,30 @@ def _scalar(v)->float|None:
     try: return float(v.item() if hasattr(v, 'item') else v)
     except (TypeError, ValueError): return None
 
+def padding_change(reported:float, # the value fastai reports, over the padded items
+                   exact:float, # the value over the real items
+                   floor:float=0.01, # the smallest |exact| the change is measured against: a value near 0 is judged by its change in absolute terms
+                  )->float:
+    "How much the padding changes a reported value, relative to the value over the real items: |reported - exact| / max(|exact|, floor)"
+    return abs(reported - exact) / max(abs(exact), floor)
+
+def padding_level(values:list, # (name, reported, exact) for each value the padding touches
+                  tol:float=0.01, # the largest relative change (`padding_change`) that is only a note
+                 )->str:
+    "The level of a `padded_validation` finding, by the size of its effect: 'error' when some value changes by more than `tol` of itself, else 'info'"
+    worst = max((padding_change(v, exact) for _, v, exact in values), default=0.0)
+    return 'error' if worst > tol else 'info'
+
+def _signed_pct(reported, exact):
+    change = (reported - exact) / max(abs(exact), 0.01)
+    return f"{change:+.2%}" if abs(change) < 0.01 else f"{change:+.1%}"
+
 class DistributedValidPadding(Guard):
     "Under DDP, report by how much `valid_loss` and the `AvgMetric` metrics count the validation items `DistributedDL` repeats to give every rank as many; keeps `reported` across fits (each validation size once)"
     order = 12 # after DistributedTrainer (11), which wraps `learn.dl` in before_validate
     run_train = False
     def __init__(self, on_finding:str='warn', # 'warn', 'log' or 'raise', as every guard
-                 tol:float=1e-3, # a difference above `tol` x max(1, |value|) in a reported value is an error, below it a note
+                 tol:float=0.01, # a reported value changed by more than `tol` of itself (`padding_change`) is an error, less a note
                  on_leak=DEPRECATED, # the old name of `on_finding`
                 ):
         self._set_on_finding(on_finding, on_leak=on_leak)
@@ -572,20 +590,21 @@ class DistributedValidPadding(Guard):
         reported = {'valid_loss': _scalar(avg_loss.value) if avg_loss is not None else None}
         reported.update({m.name: _scalar(m.value) for m in _avg_metrics(self.learn)})
         values = [(k, v, (v * n_padded - totals[k]) / n) for k, v in reported.items() if v is not None]
-        worst = max((abs(v - exact) / max(1.0, abs(exact)) for _, v, exact in values), default=0.0)
         extra = n_padded - n
         accum = [m.name for m in getattr(self.learn, 'metrics', []) if isinstance(m, fastai_class('fastai.metrics', 'AccumMetric'))]
         message = (f"on {world} ranks: its {n} items are padded to {n_padded} so that every rank gets "
                    f"{n_padded // world} (the first {extra} of the validation order served twice, at the end of rank {world - 1}'s shard), and"
                    + (f" valid_loss and the metrics fastai averages batch by batch (AvgMetric: {', '.join(m.name for m in _avg_metrics(self.learn))}) count them twice: "
                       if _avg_metrics(self.learn) else " valid_loss (fastai's AvgLoss, an average of batch means) counts them twice: ")
-                   + '; '.join(f"{k} {v:.6g} reported, {exact:.6g} over the {n} items" for k, v, exact in values)
+                   + '; '.join(f"{k} {v:.6g} reported, {exact:.6g} over the {n} items ({_signed_pct(v, exact)})" for k, v, exact in values)
                    + (f". {', '.join(accum)} (AccumMetric) and get_preds gather the predictions and drop the repeats" if accum else ''))
         metric_fix = ', '.join(f"AccumMetric({getattr(m.func, '__name__', m.name)}, flatten=False)" for m in _avg_metrics(self.learn))
         fix = (f"Give the validation set a multiple of {world} items ({n} -> {n - n % world} or {n_padded}); or compute the metrics as "
                f"AccumMetric, which fastai gathers and cuts to the {n} real items" + (f" ({metric_fix})" if metric_fix else '')
                + f", and the loss from learn.get_preds(with_loss=True)")
-        level = 'error' if worst > self.tol else 'info' # certain either way; an error where it changes a value past `tol`
+        level = padding_level(values, self.tol) # certain either way; an error where it changes a value past `tol` of itself
+        if level == 'info': message += (f". Every change is within {self.tol:.0%} of the value: a note, not an error "
+                                        f"(DistributedValidPadding(tol=...) moves the line)")
         finding = Finding('padded_validation', level, path='learn.dls.valid (DistributedDL)', evidence=message, fix=fix,
                           guard='DistributedValidPadding', claim='certain', category=PaddedValidationWarning)
         emit(finding, on_finding=self.on_finding if level == 'error' else 'log', error=PaddedValidationError, learn=self.learn)

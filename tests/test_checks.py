@@ -219,9 +219,9 @@ def test_bad_arguments(buggy_learner):
     with pytest.raises(ValueError, match='will not run'): buggy_learner.sanity_check(checks=[check_lr], settings={'check_frozen': {}})
 
 @pytest.mark.slow
-@pytest.mark.parametrize('train_bn, cbs, verdict', [(True, None, 'passed'), (True, BnFreeze, 'passed'), (False, None, 'failed'), (False, BnFreeze, 'passed')])
+@pytest.mark.parametrize('train_bn, cbs, verdict', [(True, None, 'passed'), (True, BnFreeze, 'failed'), (False, None, 'failed'), (False, BnFreeze, 'passed')])
 def test_vision_learner_frozen_body(train_bn, cbs, verdict):
-    "fastai's own vision_learner (a resnet18 body, no pretrained weights here), frozen: under train_bn=True its body's BN layers are trainable (passed); under train_bn=False they are frozen and move unless BnFreeze holds them"
+    "fastai's own vision_learner (a resnet18 body, no pretrained weights here), frozen: under train_bn=True its body's BN layers are trainable (passed), and a BnFreeze added to hold them holds nothing (failed, named); under train_bn=False they are frozen and move unless BnFreeze holds them"
     from fastai.vision.learner import vision_learner
     from torchvision.models import resnet18
     learn = fresh_learner(partial(random_image_dls, n_train=16, n_valid=8, c_in=3, size=32), resnet18, learner=vision_learner,
@@ -233,6 +233,7 @@ def test_vision_learner_frozen_body(train_bn, cbs, verdict):
     assert report[0].verdict == 'passed' and report[1].verdict == 'passed', report
     assert report[2].verdict == verdict, report
     if verdict == 'failed': assert 'model.0.1 (BatchNorm2d)' in report['check_frozen'].message
+    if verdict == 'failed' and train_bn: assert 'BnFreeze holds nothing' in report['check_frozen'].message
     assert snapshot(learn) == before
 
 def test_built_optimizer_is_refused_not_stepped():

@@ -343,8 +343,8 @@ def test_padded_validation_is_reported_with_the_values_over_the_real_items(valid
         [f] = res['findings'] # two validate() and a get_preds: reported once
         assert (f['kind'], f['level'], f['claim']) == ('padded_validation', 'error', 'certain')
         assert 'its 21 items are padded to 22' in f['evidence'] and 'at the end of rank 1' in f['evidence']
-        assert 'valid_loss 0.404171 reported, 0.360881 over the 21 items' in f['evidence']
-        assert 'accuracy 0.909091 reported, 0.952381 over the 21 items' in f['evidence'] and 'f1_score (AccumMetric)' in f['evidence']
+        assert 'valid_loss 0.404171 reported, 0.360881 over the 21 items (+12.0%)' in f['evidence']
+        assert 'accuracy 0.909091 reported, 0.952381 over the 21 items (-4.5%)' in f['evidence'] and 'f1_score (AccumMetric)' in f['evidence']
         assert '(21 -> 20 or 22)' in f['fix'] and 'AccumMetric(accuracy, flatten=False)' in f['fix']
 
 @pytest.mark.slow
@@ -355,3 +355,13 @@ def test_validation_set_a_multiple_of_the_world_size_is_silent_and_accum_metric_
         assert abs(accum['values'][1] - 20 / 21) < 1e-6 # AccumMetric(accuracy, flatten=False): gathered and cut to the 21 items
         [f] = accum['findings'] # only valid_loss still counts the repeat
         assert "valid_loss (fastai's AvgLoss" in f['evidence'] and 'accuracy 0.9' not in f['evidence']
+
+@pytest.mark.slow
+def test_padded_validation_level_follows_the_size_of_the_change(valid_padding):
+    "1001 items on 2 ranks, an AccumMetric: only valid_loss counts the repeat, 0.3% off: a note (not an exit 1), with the numbers"
+    for rank in (0, 1):
+        res = valid_padding['valid_padding_small'][rank]
+        [f] = res['findings']
+        assert (f['kind'], f['level'], f['claim']) == ('padded_validation', 'info', 'certain'), f
+        assert re.search(r"valid_loss 0\.3\d+ reported, 0\.3\d+ over the 1001 items \(\+0\.\d\d%\)", f['evidence']), f['evidence']
+        assert 'within 1% of the value: a note, not an error' in f['evidence'] and 'f1_score (AccumMetric)' in f['evidence']

@@ -1,5 +1,6 @@
 """DistributedValidPadding under a real 2-process launch: a validation set of 21 items (DistributedDL pads it to 22, item 0
-twice), one of 22 (nothing padded), and metrics as AccumMetric (only valid_loss still counts the repeat).
+twice), one of 22 (nothing padded), metrics as AccumMetric (only valid_loss still counts the repeat), and one of 1001
+items with an AccumMetric (valid_loss counts the repeat, a 0.3% change: a note).
 The model gets item 0 wrong and the others right. Run by guards.py's launch (one start-up for several scripts):
 torchrun --nproc_per_node 2 guards.py <out_dir>"""
 import os, sys, warnings
@@ -37,4 +38,5 @@ def scenario(name, n_valid, metrics):
 scenario('valid_padding', 21, [accuracy, error_rate, F1Score()])
 scenario('valid_multiple', 22, [accuracy, error_rate])
 scenario('valid_padding_accum', 21, [AccumMetric(accuracy, flatten=False)])
+scenario('valid_padding_small', 1001, [F1Score()]) # only valid_loss changes, by 0.3%: a note, not an error
 
