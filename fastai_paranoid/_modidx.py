@@ -1005,6 +1005,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                                                                                  'fastai_paranoid/ipython.py'),
                                          'fastai_paranoid.ipython.ParanoidExtension._record': ( 'ipython.html#paranoidextension._record',
                                                                                                 'fastai_paranoid/ipython.py'),
+                                         'fastai_paranoid.ipython.ParanoidExtension._record_check': ( 'ipython.html#paranoidextension._record_check',
+                                                                                                      'fastai_paranoid/ipython.py'),
                                          'fastai_paranoid.ipython.ParanoidExtension._showwarning': ( 'ipython.html#paranoidextension._showwarning',
                                                                                                      'fastai_paranoid/ipython.py'),
                                          'fastai_paranoid.ipython.ParanoidExtension.cell_findings': ( 'ipython.html#paranoidextension.cell_findings',

@@ -419,6 +419,8 @@ def _summary(results, width)->str:
     return '\n'.join(['fastai-paranoid check'] + [textwrap.fill(f"{r['file']}: {r['status']}, {r['time']}, {plural(r['findings'], 'finding')}",
                       width, subsequent_indent='    ', break_long_words=True, break_on_hyphens=False) for r in rows])
 
+_STATUS_SAID = {'findings': 'with findings', 'checks crashed': 'with checks crashed'} # '1 with findings', not '1 findings'
+
 FORMATS = ('text', 'github') # how the findings are printed: blocks for a terminal, or GitHub Actions workflow commands
 
 def print_results(results:list, # `FileResult`s
@@ -449,7 +451,7 @@ def print_results(results:list, # `FileResult`s
         if r.output and r.status == 'failed': print(f"\n--- the end of what {r.path} printed ---\n{r.output}", file=sys.stderr)
         print(f"\n{r.error.rstrip()}", file=sys.stderr)
     counts = {s: sum(r.status == s for r in results) for s in STATUSES}
-    summary = ', '.join(f"{n} {s}" for s, n in counts.items() if n)
+    summary = ', '.join(f"{n} {_STATUS_SAID.get(s, s)}" for s, n in counts.items() if n)
     status = exit_status(results) if exit_code is None else exit_code
     _say(f"{plural(len(results), 'file')} checked in {seconds:.1f} s: {summary} (exit status {status})", file=sys.stdout, width=width)
 

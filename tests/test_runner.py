@@ -50,7 +50,7 @@ def test_a_project_in_parallel_workers(project):
     table = res.stdout[:res.stdout.index('\n\n')]
     assert 'file' in table and 'status' in table and 'findings' in table
     assert '00_healthy.ipynb' in table and 'scripts/train.py' in table and '_private' not in table and 'helpers.py' not in table
-    assert 'not checked: 1 script(s) next to the notebooks' in res.stdout and 'nbs/helpers.py' in res.stdout
+    assert 'not checked: 1 script next to the notebooks' in res.stdout and 'nbs/helpers.py' in res.stdout
     assert 'reused_model' in res.stdout and 'model (Sequential)' in res.stdout
     assert 'cell 6 (raise RuntimeError("an eval: false cell ...): #|eval: false' in res.stdout
     assert 'cell 7 (raise RuntimeError("a slow cell ran")): #|slow: run it with --flags slow' in res.stdout
@@ -158,7 +158,7 @@ def test_an_interrupted_folder_reports_and_saves_the_files_already_checked(tmp_p
     assert saved['interrupted'] is True and saved['exit_status'] == code
     assert [f['path'] for f in saved['files']] == ['a_first.py'] and saved['files'][0]['status'] == 'clean'
     assert saved['not_finished'] == ['b_sleeps.py', 'c_last.py']
-    assert 'a_first.py  clean' in out and 'b_sleeps.py' not in out.split('fastai-paranoid: 1 file(s)')[0]
+    assert 'a_first.py  clean' in out and 'b_sleeps.py' not in out.split('fastai-paranoid: 1 file checked')[0]
     assert f"(exit status {code})" in out and 'interrupted' in err and 'Traceback' not in err
 
 def test_a_cell_timeout_is_one_line_and_a_slow_cell_outside_a_project_is_named(tmp_path):
