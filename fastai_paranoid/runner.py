@@ -182,10 +182,11 @@ _CELL_NAME = re.compile(r'<ipython-input-(\d+)-')
 _MAGIC_BODY = ('<timed exec>', '<timed eval>') # what IPython names the body of a `%%time` cell (and a `%time` line) it compiles
 
 def _body_start(source:str)->int:
-    "The lines of a cell above the body of its cell magic (`%%time`, `%%capture`): 0 when it has none"
+    "The lines of a cell above the body of its cell magic (`%%time`, `%%capture`), the blank ones IPython drops from its top included: 0 when it has none"
     lines = source.splitlines()
     first = next((i for i, l in enumerate(lines) if l.strip() and not l.lstrip().startswith('#|')), None)
-    return first + 1 if first is not None and lines[first].startswith('%%') else 0
+    if first is None or not lines[first].startswith('%%'): return 0
+    return next((i for i in range(first + 1, len(lines)) if lines[i].strip()), len(lines))
 
 def _cell_resolver(path, cells:dict):
     "Map a frame of a cell the shell ran (`<ipython-input-N-...>`, or a cell magic's body) to the notebook's cell, counted from 1 as execnb and nbdev-test count them ('Cell #2'), and the line in it"
