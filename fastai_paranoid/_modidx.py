@@ -474,6 +474,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                          'fastai_paranoid.collect._place_dict': ('collect.html#_place_dict', 'fastai_paranoid/collect.py'),
                                          'fastai_paranoid.collect._relative': ('collect.html#_relative', 'fastai_paranoid/collect.py'),
                                          'fastai_paranoid.collect._shown': ('collect.html#_shown', 'fastai_paranoid/collect.py'),
+                                         'fastai_paranoid.collect._tb_lines': ('collect.html#_tb_lines', 'fastai_paranoid/collect.py'),
                                          'fastai_paranoid.collect.check_details': ( 'collect.html#check_details',
                                                                                     'fastai_paranoid/collect.py'),
                                          'fastai_paranoid.collect.check_sink': ('collect.html#check_sink', 'fastai_paranoid/collect.py'),

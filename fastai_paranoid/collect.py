@@ -264,6 +264,10 @@ class CheckRecord:
         fields = {k: d.get(k, '') for k in ('reason', 'same_as', 'traceback')}
         return cls(d['learner'], d['check'], d['verdict'], **fields, built_at=_place(d.get('built_at')), found_at=_place(d.get('found_at')))
 
+def _tb_lines(traceback:str)->tuple:
+    "A traceback's end as lines, without the `^^^^` markers under the code"
+    return tuple(l for l in traceback.rstrip().splitlines() if l.strip() and set(l.strip()) - set('^~'))
+
 _check_sinks = [] # callables `fn(record)`, in the order they were opened
 
 @contextlib.contextmanager
@@ -293,17 +297,20 @@ def check_summary(records:list, # `CheckRecord`s (or their dicts)
 
 def check_details(records:list, # `CheckRecord`s (or their dicts)
                  )->list:
-    "One line per check skipped, incomplete or crashed (the same check and reason on several Learners: one line naming them all), a crashed check's traceback's end under it, and one line per Learner not checked again"
+    "One line per check skipped or incomplete (the same check and reason on several Learners: one line naming them all), one per cause of crashes (the checks that raised the same error at the same place: one line naming them, the traceback's end under it), and one per Learner not checked again"
     records = [CheckRecord.from_dict(r) if isinstance(r, dict) else r for r in records]
     groups = {}
     for r in records:
-        if r.verdict in ('skipped', 'incomplete', 'error'): groups.setdefault((r.verdict, r.check, r.reason), []).append(r)
+        if r.verdict in ('skipped', 'incomplete'): groups.setdefault((r.verdict, r.reason, r.check), []).append(r)
+        elif r.verdict == 'error': # grouped by cause: the error, and where it was raised (the traceback's end)
+            cause = r.reason.removeprefix(f"{r.check} raised ")
+            groups.setdefault(('error', cause, _tb_lines(r.traceback)), []).append(r)
     lines = []
-    for (verdict, check, reason), rs in groups.items():
+    for (verdict, reason, key), rs in groups.items():
+        checks = ', '.join(dict.fromkeys(r.check for r in rs))
         learners = ', '.join(dict.fromkeys(r.learner for r in rs))
-        lines.append(f"{_SAID.get(verdict, verdict)}: {check} on {learners}: {reason}".rstrip(': '))
-        tail = next((r.traceback for r in rs if r.traceback), '')
-        lines += [f"    | {l}" for l in tail.rstrip().splitlines()]
+        lines.append(f"{_SAID.get(verdict, verdict)}: {checks} on {learners}: {reason}".rstrip(': '))
+        if verdict == 'error': lines += [f"    | {l}" for l in key]
     for r in records:
         if r.verdict == 'not repeated': lines.append(f"not checked again: {r.learner}, {r.reason or 'as ' + r.same_as}")
     return lines
