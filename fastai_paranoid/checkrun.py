@@ -147,8 +147,9 @@ def _quiet(learn):
 DEFAULT_SANITY_BUDGET = 20.0 # seconds: the wall-clock safety net of the sanity checks per Learner under the check (`learn.sanity_check()` alone gives 60 on CPU)
 
 def _tail(text:str, lines:int=6)->str:
-    "The last `lines` lines of a traceback: where it was raised, and what"
-    return '\n'.join(text.rstrip().splitlines()[-lines:])
+    "The last `lines` lines of a traceback, without the `^^^^` markers under the code: where it was raised, and what"
+    kept = [l for l in text.rstrip().splitlines() if l.strip() and set(l.strip()) - set('^~')]
+    return '\n'.join(kept[-lines:])
 
 def run_sanity_checks(learn, # the Learner, left exactly as it is
                       budget:float|None=None, # seconds (None: `DEFAULT_SANITY_BUDGET`)

@@ -262,3 +262,16 @@ if os.environ['RANK'] == '1': emit(Finding('planted', 'warning', evidence='found
     saved = json.loads((tmp_path / 'out.json').read_text())
     (f,) = saved['files'][0]['findings']
     assert f['kind'] == 'planted' and f['rank'] == 1 and saved['files'][0]['status'] == 'findings'
+
+def test_github_format_annotates_a_crashed_check_on_the_fit_line(capsys):
+    "--format github: a sanity check that crashed is an ::error on the line of the fit that ran it, its cause and traceback's end in the message"
+    from fastai_paranoid.runner import FileResult, print_results
+    rec = {'learner': 'Learner #1 (Sequential)', 'check': 'check_lr', 'verdict': 'error', 'reason': "check_lr raised AttributeError: no 'new'",
+           'same_as': '', 'traceback': "  File \"x.py\", line 3\nAttributeError: no 'new'",
+           'built_at': None, 'found_at': {'file': 'train.py', 'line': 12, 'cell': None, 'text': 'train.py:12'}}
+    passed = dict(rec, check='check_frozen', verdict='passed', reason='', traceback='')
+    print_results([FileResult('train.py', 'checks crashed', checks=[rec, passed])], format='github')
+    lines = [l for l in capsys.readouterr().out.splitlines() if l.startswith('::')]
+    assert len(lines) == 1 and WORKFLOW_COMMAND.match(lines[0]), lines # the passed check: no annotation
+    assert lines[0].startswith('::error file=train.py,line=12,title=sanity check crashed%3A check_lr (Learner #1 (Sequential))::'), lines
+    assert "%0AAttributeError: no 'new'" in lines[0]
