@@ -1,5 +1,5 @@
 "`fastai-paranoid check PATH...` on a whole nbdev-style project: notebooks run as nbdev-test runs them (magics, `!`, display, pickling, directives), parallel workers, one table, --json; bad paths get one line and exit 2."
-import contextlib, io, json, os, signal, subprocess, sys
+import contextlib, io, json, os, signal, subprocess, sys, time
 from pathlib import Path
 import pytest
 from fastai.callback.core import Callback
@@ -139,7 +139,7 @@ def test_guards_pass_through_to_paranoid(tmp_path):
 @pytest.mark.parametrize('sig,code,deaf', [(signal.SIGINT, 130, False), (signal.SIGTERM, 143, False), (signal.SIGINT, 130, True)])
 def test_an_interrupted_folder_reports_and_saves_the_files_already_checked(tmp_path, sig, code, deaf):
     (tmp_path/'a_first.py').write_text('x = 1\n')
-    ignore = 'import signal\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\n' if deaf else ''
+    ignore = "import signal\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\nopen('b_deaf', 'w').close()\n" if deaf else ''
     (tmp_path/'b_sleeps.py').write_text(ignore + 'import time\ntime.sleep(120)\n')
     (tmp_path/'c_last.py').write_text('x = 3\n')
     env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS='1', COLUMNS='100')
@@ -152,6 +152,7 @@ def test_an_interrupted_folder_reports_and_saves_the_files_already_checked(tmp_p
             seen.append(line)
             if line.startswith('fastai-paranoid: [1/3]'): break
         assert seen and seen[-1].startswith('fastai-paranoid: [1/3] a_first.py: clean'), seen
+        while deaf and not (tmp_path/'b_deaf').exists() and proc.poll() is None: time.sleep(0.05) # b ignores SIGTERM from here on
         proc.send_signal(sig)
         out, err = proc.communicate(timeout=120)
     finally:
