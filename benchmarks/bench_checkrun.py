@@ -92,7 +92,7 @@ def main(n_per_class:int=100, repeats:int=1):
                 if res.returncode not in (0, 1): print(res.stderr[-3000:])
                 report = [l.strip() for l in res.stdout.splitlines() if l.strip().startswith(('fastai-paranoid:', 'accuracy per fold', 'tutorial.py'))]
                 print(f"run {rep + 1}: {name:26s} {took:7.1f} s (CPU {used:6.1f} s)  exit {res.returncode}  {' | '.join(report)}")
-                if rep == 0 and 'problem(s)' in res.stdout:
+                if rep == 0 and ('problem found' in res.stdout or 'problems found' in res.stdout):
                     print(textwrap.indent(res.stdout[res.stdout.index('fastai-paranoid:'):][-4000:], '    '))
         base, base_cpu = min(seconds['python script.py']), min(cpu['python script.py'])
         for name in list(runs)[1:]:

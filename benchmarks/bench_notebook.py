@@ -75,7 +75,7 @@ def main(repeats:int=2):
                 cpu[name].append(used)
                 tail = [l.strip() for l in (res.stdout + res.stderr).splitlines() if l.strip().startswith('fastai-paranoid:')]
                 print(f"run {rep + 1}: {name:32s} {took:6.1f} s (CPU {used:5.1f} s)  exit {res.returncode}  {' | '.join(tail)[:200]}")
-                if res.returncode not in (0, 1) or (rep == 0 and 'problem(s)' in res.stdout):
+                if res.returncode not in (0, 1) or (rep == 0 and ('problem found' in res.stdout or 'problems found' in res.stdout)):
                     print('    ' + (res.stdout + res.stderr)[-3000:].replace('\n', '\n    '))
         base, base_cpu = min(seconds['nbdev-test nb.ipynb']), min(cpu['nbdev-test nb.ipynb'])
         for name in list(runs)[1:]:

@@ -4,7 +4,7 @@
 
 # %% ../nbs/40_checkrun.ipynb #8c8f998e
 from __future__ import annotations
-import contextlib, hashlib, itertools, logging, math, warnings, weakref
+import contextlib, hashlib, itertools, logging, math, traceback, warnings, weakref
 import numpy as np
 import torch
 from torch import nn
@@ -20,6 +20,7 @@ from . import leaks as _leaks
 from .deploy import Guard
 from .compat import fastai_class, is_lr_find, in_learner_fit
 from . import paranoid as _paranoid
+from .collect import CheckRecord, record_check
 
 # %% auto #0
 __all__ = ['DEFAULT_SANITY_BUDGET', 'SanityFinding', 'SanityCheckNotRun', 'model_signature', 'data_signature', 'learner_key',
@@ -143,18 +144,23 @@ def _quiet(learn):
         learn.cbs = saved_cbs
         defaults.callbacks = saved_defaults
 
-DEFAULT_SANITY_BUDGET = 20.0 # seconds of sanity checks per Learner under the check (`learn.sanity_check()` alone gives 60 on CPU)
+DEFAULT_SANITY_BUDGET = 20.0 # seconds: the wall-clock safety net of the sanity checks per Learner under the check (`learn.sanity_check()` alone gives 60 on CPU)
+
+def _tail(text:str, lines:int=6)->str:
+    "The last `lines` lines of a traceback, without the `^^^^` markers under the code: where it was raised, and what"
+    kept = [l for l in text.rstrip().splitlines() if l.strip() and set(l.strip()) - set('^~')]
+    return '\n'.join(kept[-lines:])
 
 def run_sanity_checks(learn, # the Learner, left exactly as it is
                       budget:float|None=None, # seconds (None: `DEFAULT_SANITY_BUDGET`)
                       lr:float|None=None, # the rate the user trains with, passed where `sanity_check` takes it
                      )->tuple:
-    "`(results, crashed)`: every check's `CheckResult` and the names of the checks that crashed, run on copies that get no guard"
+    "`(results, crashed)`: every check's `CheckResult`, and `{name: the end of its traceback}` for the checks that crashed; run on copies that get no guard"
     budget = DEFAULT_SANITY_BUDGET if budget is None else budget
     with _quiet(learn), warnings.catch_warnings():
         warnings.simplefilter('ignore') # what the copies' fits say is not about the user's run
         report = learn.sanity_check(on_finding=None, progress=False, lr=lr, budget=budget)
-    return list(report.results), {r.name for r in report.errors}
+    return list(report.results), {r.name: _tail(report.tracebacks.get(r.name, r.message)) for r in report.errors}
 
 # %% ../nbs/40_checkrun.ipynb #758a55ae
 def _measured(r)->str:
@@ -165,8 +171,14 @@ def _learner_label(learn)->str:
     rec = _leaks.leak_memory.record(learn)
     return f"{rec.label} ({type(learn.model).__name__})" if rec is not None else f"Learner ({type(learn.model).__name__})"
 
+def _account(record:CheckRecord, # a check's verdict on a Learner
+             warning:str|None=None, # said as a `SanityCheckNotRun` where no report keeps the account
+            ):
+    "Record the verdict for the report (`check_sink`); with no report listening, a check that could not run is still said, as a warning"
+    if not record_check(record) and warning: warnings.warn(warning, SanityCheckNotRun, stacklevel=3)
+
 class FirstFitSanityCheck(Guard):
-    "Before the first real fit of each Learner, run `learn.sanity_check()` on copies and report failed and warning checks as `SanityFinding`s. Keeps state across Learners: the keys already checked (class attribute `checked`; `check_guards()` makes a fresh class)"
+    "Before the first real fit of each Learner, run `learn.sanity_check()` on copies, report failed and warning checks as `SanityFinding`s, and record every check's verdict (`collect.record_check`). Keeps state across Learners: the keys already checked (class attribute `checked`; `check_guards()` makes a fresh class)"
     order = -200 # before every other callback's before_fit: the checks see the state the user built
     budget = None # seconds per Learner (None: the default); `check_guards(sanity_budget=...)` sets it on a subclass
     checked = {} # learner_key -> label of the Learner checked for it
@@ -183,18 +195,23 @@ class FirstFitSanityCheck(Guard):
         try: key = learner_key(learn)
         except Exception as e: key = ('unkeyed', id(self), repr(e))
         label, checked = _learner_label(learn), type(self).checked
+        where = dict(built_at=built_at(learn), found_at=user_location(2)) # the Learner's line, and the fit's
         if key in checked:
             _logger.info(f"{label}: sanity checks not repeated: the same model, data and loss as {checked[key]}")
+            record_check(CheckRecord(label, 'sanity_check', 'not repeated', f"the same model, data and loss as {checked[key]}: its verdicts hold",
+                                     same_as=checked[key], **where))
             return
         checked[key] = label
         try: results, crashed = run_sanity_checks(learn, type(self).budget, fit_lr(learn))
         except Exception as e:
-            warnings.warn(f"{label}: the sanity checks could not run ({type(e).__name__}: {e}); the fit goes on unchecked.", SanityCheckNotRun)
+            reason = f"the sanity checks could not run ({type(e).__name__}: {e}); the fit goes on unchecked"
+            _account(CheckRecord(label, 'sanity_check', 'error', reason, traceback=_tail(traceback.format_exc()), **where), f"{label}: {reason}.")
             return
         for r in results:
-            if r.name in crashed or r.verdict == 'error':
-                warnings.warn(f"{label}: sanity check '{r.name}' crashed; it says nothing about this run: {r.message}", SanityCheckNotRun)
-            elif r.is_finding:
+            _account(CheckRecord(label, r.name, r.verdict, '' if r.passed else r.message, traceback=crashed.get(r.name, ''), **where),
+                     f"{label}: sanity check '{r.name}' crashed; it says nothing about this run: {r.message}" if r.name in crashed else None)
+            if r.name in crashed or r.verdict == 'error': continue
+            if r.is_finding:
                 threshold = f" (threshold: {r.threshold})" if r.threshold is not None else ''
                 f = Finding(r.name, r.level, evidence=f"sanity check '{r.name}' {r.verdict} before the first fit: {r.message} "
                             f"Evidence: {_measured(r)}{threshold}", fix=r.fix, learner=label, guard='FirstFitSanityCheck',

@@ -87,7 +87,8 @@ def _check_parser():
         description="Run scripts, notebooks and folders of them under "
         "paranoid() and print what the guards found; no path: a demo pipeline with planted leaks. Options may come before or "
         "after the paths; a script's own arguments come after --. Exit status: 0 clean, "
-        "1 findings, 2 a file failed or could not be run, 130/143 interrupted (what was checked is reported).")
+        "1 findings, 2 a file failed, could not be run, or was not wholly checked (a sanity check crashed), 130/143 interrupted "
+        "(what was checked is reported).")
     p.add_argument('paths', nargs='*', help="scripts (.py), notebooks (.ipynb) and folders of them (several paths: several files)")
     p.add_argument('--flags', default='', help="space-separated test flags whose cells run anyway (as nbdev-test --flags)")
     p.add_argument('--n-workers', '--n_workers', dest='n_workers', type=int, default=None, metavar='N', help="files checked at once, each in its own process (default: min(CPUs, 8))")
@@ -99,7 +100,7 @@ def _check_parser():
     p.add_argument('--verbose', action='store_true', help="let the checked code's output through as it runs")
     p.add_argument('--cell-timeout', '--cell_timeout', dest='cell_timeout', type=int, default=None, metavar='SECONDS', help="seconds a notebook cell may run (default: the project's cell_timeout)")
     p.add_argument('--no-sanity', dest='sanity', action='store_false', help="don't run learn.sanity_check() before each Learner's first fit (the NaN guard and the other guards stay)")
-    p.add_argument('--sanity-budget', '--sanity_budget', dest='sanity_budget', type=_positive_seconds, default=None, metavar='SECONDS', help="seconds of sanity checks per Learner (default: 20); a check that cannot decide in its share is skipped and says so")
+    p.add_argument('--sanity-budget', '--sanity_budget', dest='sanity_budget', type=_positive_seconds, default=None, metavar='SECONDS', help="a generous wall-clock safety net for the sanity checks of each Learner (default: 20 s); a check it stops is reported 'incomplete', never judged on less")
     return p
 
 def _positive_seconds(text):
@@ -145,6 +146,8 @@ def main(argv:list|None=None, # the arguments (default: `sys.argv[1:]`)
         fix = (f"put the script's own arguments after --: fastai-paranoid check {scripts[0]} -- {' '.join(unknown)}" if scripts else
                "see fastai-paranoid check --help")
         return _usage_error(f"unknown option {' '.join(unknown)}; {fix}")
+    if opts.n_workers is not None and opts.n_workers < 1:
+        return _usage_error(f"--n-workers {opts.n_workers}: give how many files to check at once, 1 or more (default: min(CPUs, 8)).")
     if not opts.paths and script_args:
         return _usage_error(f"arguments after -- ({' '.join(script_args)}) but no script to give them to; put the script's path before --.")
     if script_args and (len(opts.paths) > 1 or not opts.paths[0].endswith('.py')):

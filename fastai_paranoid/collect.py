@@ -11,10 +11,18 @@ from dataclasses import dataclass, field
 _LEVELS = ('error', 'warning', 'info') # `core.LEVELS`, read here without importing torch
 
 # %% auto #0
-__all__ = ['FAIL_ON', 'terminal_width', 'render_finding', 'github_annotation', 'Place', 'FindingData', 'finding_from_dict',
-           'fail_levels', 'Findings', 'collect_findings']
+__all__ = ['FAIL_ON', 'CHECK_VERDICTS', 'plural', 'terminal_width', 'render_finding', 'github_annotation', 'Place', 'FindingData',
+           'finding_from_dict', 'fail_levels', 'Findings', 'CheckRecord', 'check_sink', 'record_check', 'check_summary',
+           'check_details', 'collect_findings']
 
 # %% ../nbs/24_collect.ipynb #33a4ff7c
+def plural(n:int, # how many
+           word:str, # the singular
+           many:str|None=None, # the plural (default: `word` + 's')
+          )->str:
+    "`1 finding`, `0 findings`, `2 findings`: the plural only when `n` is not 1"
+    return f"{n} {word if n == 1 else (many or word + 's')}"
+
 def terminal_width(width:int|None=None)->int:
     "`width`, else `$COLUMNS`, else the terminal's width (100 when there is none); at least 40"
     if width is None: width = shutil.get_terminal_size((100, 24)).columns
@@ -128,11 +136,19 @@ class Findings:
         self.refused = [] # the checked code's `paranoid()` calls that would have switched guards off, with where they came from
         self.name = 'the run' # what the report calls the checked code
         self.fail_on = fail_levels(fail_on)
+        self.checks = [] # every sanity check's `CheckRecord`, per Learner, in the order they came
     def add(self, finding:Finding):
         "Keep `finding` unless an equal one is kept already (the same kind, level, object, evidence and fix)"
         if finding in self._seen: return
         self._seen.add(finding)
         self.records.append(finding)
+    def add_check(self, record:CheckRecord):
+        "Keep a check's verdict on a Learner (every one is kept: the report counts them)"
+        self.checks.append(record)
+    @property
+    def checks_crashed(self)->int:
+        "How many checks could not run (verdict 'error'): the report does not call such a run plainly clean"
+        return sum(r.verdict == 'error' for r in self.checks)
     def _keep_leaks(self):
         "Add the detector's findings not kept yet: kept as they come, so a `clear_findings()` in the checked code cannot drop them"
         from fastai_paranoid.leaks import all_findings
@@ -144,10 +160,13 @@ class Findings:
         return list(self.records)
     @classmethod
     def from_dicts(cls, dicts:list, # `Finding.as_dict()`s, e.g. a `FileResult`'s findings
-                   fail_on:str|tuple|None='warning', name:str='the run', refused:list=()):
+                   fail_on:str|tuple|None='warning', name:str='the run', refused:list=(),
+                   checks:list=(), # `CheckRecord.as_dict()`s, e.g. a `FileResult`'s checks
+                  ):
         "The `Findings` of a run that happened elsewhere (a worker process): `FindingData` records, counted and rendered as the originals"
         found = cls(fail_on)
         for d in dicts: found.add(finding_from_dict(d))
+        for d in checks: found.add_check(CheckRecord.from_dict(d))
         found.name, found.refused = name, list(refused)
         return found
     @staticmethod
@@ -170,8 +189,8 @@ class Findings:
     def _headline(self, name):
         records = self.all
         if not records: return f"fastai-paranoid: no findings in {name}"
-        counts = ', '.join(f"{len(self.having(l))} {l}{'s' if len(self.having(l)) != 1 else ''}" for l in _LEVELS if self.having(l))
-        return f"fastai-paranoid: {self.problems} problem(s) found in {name} ({counts})"
+        counts = ', '.join(plural(len(self.having(l)), l) for l in _LEVELS if self.having(l))
+        return f"fastai-paranoid: {plural(self.problems, 'problem')} found in {name} ({counts})"
     def _refusals(self):
         return "fastai-paranoid: the checked code tried to switch guards off; they stayed on:\n" + '\n'.join(f"  {r}" for r in self.refused)
     def report(self, name:str|None=None, # what to call the checked code (default: `self.name`)
@@ -182,7 +201,17 @@ class Findings:
                              break_long_words=False, break_on_hyphens=False)
         out = [head] + [render_finding(f, width) for f in self.all]
         if self.refused: out.append(self._refusals())
+        if self.checks: out.append(self.account(width))
         return '\n\n'.join(out)
+    def account(self, width:int|None=None)->str:
+        "What the sanity checks did: one line counting them, then one per check skipped, incomplete or crashed, with why"
+        width = terminal_width(width)
+        def wrap(text, first='', rest='    '):
+            return textwrap.fill(text, width, initial_indent=first, subsequent_indent=rest, break_long_words=False, break_on_hyphens=False)
+        lines = [wrap(f"fastai-paranoid: sanity checks: {check_summary(self.checks)}")]
+        for line in check_details(self.checks):
+            lines.append(line if line.startswith('    |') else wrap(line, '  ', '      '))
+        return '\n'.join(lines)
     __repr__ = report
     def github(self)->str:
         "The findings as GitHub Actions workflow commands, one line each (`::error file=...,line=...::...`)"
@@ -195,7 +224,97 @@ class Findings:
         if rows: out.append("<table><thead><tr><th>where</th><th>level</th><th>kind</th><th>learner</th><th>evidence</th><th>fix</th>"
                             f"</tr></thead><tbody>{rows}</tbody></table>")
         if self.refused: out.append(f"<pre>{html.escape(self._refusals())}</pre>")
+        if self.checks:
+            out.append(f"<p>sanity checks: {html.escape(check_summary(self.checks))}</p>")
+            details = check_details(self.checks)
+            if details: out.append(f"<pre>{html.escape(chr(10).join(details))}</pre>")
         return '\n'.join(out)
+
+# %% ../nbs/24_collect.ipynb #ca183ccc
+CHECK_VERDICTS = ('passed', 'failed', 'warning', 'info', 'skipped', 'incomplete', 'error', 'not repeated') # `core.VERDICTS`, and 'not repeated': a Learner whose checks were not run again, for it has the model, data and loss of an earlier one
+_SAID = {'error': 'crashed'} # the report's word for a verdict: a check that raised could not run: it "crashed"
+
+def _place_dict(loc)->dict|None:
+    return None if loc is None else {'file': loc.file, 'line': loc.line, 'cell': loc.cell, 'text': str(loc)}
+
+def _place(x)->Place|None:
+    return None if not x else Place(x['file'], int(x['line']), x.get('cell'))
+
+@dataclass(frozen=True)
+class CheckRecord:
+    "One sanity check's verdict on one Learner, as every report counts it (a 'not repeated' record names the Learner whose verdicts hold)"
+    learner: str # the Learner, e.g. 'Learner #1 (Sequential)'
+    check: str # the check, e.g. 'check_lr'; 'sanity_check' for the run of all of them (not repeated, or could not start)
+    verdict: str # one of `CHECK_VERDICTS`
+    reason: str = '' # why, when the verdict is not 'passed': the check's message
+    same_as: str = '' # for 'not repeated': the Learner checked in its place
+    traceback: str = '' # for 'error': the last lines of the check's traceback
+    built_at: object = field(default=None, compare=False) # the user's line that built the Learner (a `core.Location` or a `Place`)
+    found_at: object = field(default=None, compare=False) # the user's line whose first fit ran the checks
+    def __post_init__(self):
+        if self.verdict not in CHECK_VERDICTS: raise ValueError(f"CheckRecord: verdict {self.verdict!r} is not one of {CHECK_VERDICTS}.")
+    def as_dict(self)->dict:
+        "Every field, JSON-ready (locations as dicts): one entry of `--json`'s `files[i]['checks']`"
+        d = {k: getattr(self, k) for k in ('learner', 'check', 'verdict', 'reason', 'same_as', 'traceback')}
+        d.update(built_at=_place_dict(self.built_at), found_at=_place_dict(self.found_at))
+        return d
+    @classmethod
+    def from_dict(cls, d:dict): # what `as_dict` gave
+        "The record `d` describes (it crossed from a worker process)"
+        fields = {k: d.get(k, '') for k in ('reason', 'same_as', 'traceback')}
+        return cls(d['learner'], d['check'], d['verdict'], **fields, built_at=_place(d.get('built_at')), found_at=_place(d.get('found_at')))
+
+def _tb_lines(traceback:str)->tuple:
+    "A traceback's end as lines, without the `^^^^` markers under the code"
+    return tuple(l for l in traceback.rstrip().splitlines() if l.strip() and set(l.strip()) - set('^~'))
+
+_check_sinks = [] # callables `fn(record)`, in the order they were opened
+
+@contextlib.contextmanager
+def check_sink(fn): # called as `fn(record)` with every `CheckRecord` made inside the block
+    "Record every check's verdict made inside the block (`record_check`), as `core.finding_sink` records findings"
+    _check_sinks.append(fn)
+    try: yield fn
+    finally: _check_sinks.remove(fn)
+
+def record_check(record:CheckRecord)->bool:
+    "Hand `record` to every open `check_sink`; False when none is open (nobody keeps the account)"
+    for sink in list(_check_sinks): sink(record)
+    return bool(_check_sinks)
+
+def check_summary(records:list, # `CheckRecord`s (or their dicts)
+                 )->str:
+    "One line, as pytest's last: '2 Learners, 26 checks: 22 passed, 3 skipped, 1 crashed', and the Learners not checked again"
+    records = [CheckRecord.from_dict(r) if isinstance(r, dict) else r for r in records]
+    run = [r for r in records if r.verdict != 'not repeated']
+    counts = ', '.join(f"{n} {_SAID.get(v, v)}" for v in CHECK_VERDICTS[:-1] if (n := sum(r.verdict == v for r in run)))
+    learners = list(dict.fromkeys(r.learner for r in run))
+    checks = sum(r.check != 'sanity_check' for r in run)
+    text = f"{plural(len(learners), 'Learner')}, {plural(checks, 'check')}" + (f": {counts}" if counts else '')
+    again = [r for r in records if r.verdict == 'not repeated']
+    if again: text += f"; {plural(len(again), 'Learner')} not checked again (the model, data and loss of one checked)"
+    return text
+
+def check_details(records:list, # `CheckRecord`s (or their dicts)
+                 )->list:
+    "One line per check skipped or incomplete (the same check and reason on several Learners: one line naming them all), one per cause of crashes (the checks that raised the same error at the same place: one line naming them, the traceback's end under it), and one per Learner not checked again"
+    records = [CheckRecord.from_dict(r) if isinstance(r, dict) else r for r in records]
+    groups = {}
+    for r in records:
+        if r.verdict in ('skipped', 'incomplete'): groups.setdefault((r.verdict, r.reason, r.check), []).append(r)
+        elif r.verdict == 'error': # grouped by cause: the error, and where it was raised (the traceback's end)
+            cause = r.reason.removeprefix(f"{r.check} raised ")
+            groups.setdefault(('error', cause, _tb_lines(r.traceback)), []).append(r)
+    lines = []
+    for (verdict, reason, key), rs in groups.items():
+        checks = ', '.join(dict.fromkeys(r.check for r in rs))
+        learners = ', '.join(dict.fromkeys(r.learner for r in rs))
+        lines.append(f"{_SAID.get(verdict, verdict)}: {checks} on {learners}: {reason}".rstrip(': '))
+        if verdict == 'error': lines += [f"    | {l}" for l in key]
+    for r in records:
+        if r.verdict == 'not repeated': lines.append(f"not checked again: {r.learner}, {r.reason or 'as ' + r.same_as}")
+    return lines
+
 
 # %% ../nbs/24_collect.ipynb #75691516
 def _from_warning(message, category, filename, lineno)->Finding:
@@ -211,7 +330,7 @@ def collect_findings(lock:bool=True, # hold the guards in force on for the body 
                      by:str='fastai-paranoid check', # the runner, named when the checked code is refused
                      fail_on:str|tuple|None='warning', # the lowest level that counts as a problem
                     ):
-    "Gather the body's findings: the leak detector's (from a clean slate) and every other guard's, whatever the warnings filters say"
+    "Gather the body's findings: the leak detector's (from a clean slate) and every other guard's, whatever the warnings filters say; and every sanity check's verdict (`Findings.checks`)"
     from fastai_paranoid.core import ParanoidWarning, finding_sink
     from fastai_paranoid.leaks import clear_findings
     from fastai_paranoid.paranoid import lock_paranoid
@@ -228,6 +347,7 @@ def collect_findings(lock:bool=True, # hold the guards in force on for the body 
     with contextlib.ExitStack() as stack:
         if lock: found.refused = stack.enter_context(lock_paranoid(by))
         stack.enter_context(finding_sink(_sink))
+        stack.enter_context(check_sink(found.add_check))
         stack.enter_context(warnings.catch_warnings())
         warnings.simplefilter('always', ParanoidWarning)
         show = warnings.showwarning

@@ -38,7 +38,7 @@ class Location:
     "A place in the user's code: a file and line, or a notebook's cell and line"
     file: str # the script, module or notebook
     line: int # line number (in the cell, for a notebook)
-    cell: int|None = None # the notebook cell's index (from 0), None for a file
+    cell: int|None = None # the notebook cell's number, counted from 1 as execnb and nbdev-test count them ('Cell #2'); None for a file
     def __str__(self): return f"{self.file}:{self.line}" if self.cell is None else f"{self.file} cell {self.cell}:{self.line}"
 
 @dataclass(frozen=True)
@@ -120,11 +120,12 @@ def user_location(depth:int=1, # frames to skip above the caller
     frame = sys._getframe(depth)
     while frame is not None:
         filename = frame.f_code.co_filename
-        if _is_users(filename):
+        users = _is_users(filename)
+        if users or filename.startswith('<'): # a resolver may map code compiled apart, e.g. a `%%time` cell's body ('<timed exec>')
             for resolve in location_resolvers:
                 loc = resolve(filename, frame.f_lineno)
                 if loc is not None: return loc
-            return Location(filename, frame.f_lineno)
+        if users: return Location(filename, frame.f_lineno)
         frame = frame.f_back
     return None
 

@@ -8,7 +8,7 @@ import contextlib, warnings
 from .core import DEPRECATED, ParanoidWarning, finding_sink, on_finding_arg
 from .leaks import all_findings
 from .paranoid import paranoid
-from .collect import Findings, _from_warning
+from .collect import Findings, _from_warning, check_sink
 
 # %% auto #0
 __all__ = ['ParanoidExtension', 'load_ipython_extension', 'unload_ipython_extension']
@@ -25,6 +25,7 @@ class ParanoidExtension:
         self._stack = contextlib.ExitStack()
         self.paranoid = self._stack.enter_context(paranoid(on_finding=on_finding))
         self._stack.enter_context(finding_sink(self._record))
+        self._stack.enter_context(check_sink(self._record_check))
         self._show = warnings.showwarning
         warnings.showwarning = self._showwarning
         self._found, self._n_leaks = Findings(), len(all_findings())
@@ -33,6 +34,9 @@ class ParanoidExtension:
 
     def _record(self, finding):
         self._found.add(finding)
+
+    def _record_check(self, record):
+        self._found.add_check(record)
 
     def _showwarning(self, message, category, filename, lineno, file=None, line=None):
         "For guards that still call `warnings.warn`: record what is shown (once, if `emit` already recorded it), then show it"
@@ -48,13 +52,14 @@ class ParanoidExtension:
         found = Findings()
         for f in (leaks[self._n_leaks:] if len(leaks) >= self._n_leaks else leaks): found.add(f) # `clear_findings()` in the cell: all are new
         for f in self._found.all: found.add(f)
+        found.checks = list(self._found.checks)
         found.name = 'this cell'
         return found
 
     def post_run_cell(self, result):
         found = self.cell_findings()
         self._found, self._n_leaks = Findings(), len(all_findings())
-        if found.all:
+        if found.all or found.checks: # findings, or sanity checks run: what they did is said too
             from IPython.display import display
             display(found)
 

@@ -33,7 +33,8 @@ def pytest_configure(config):
 # %% ../nbs/43_pytest.ipynb #bc3b54fe
 def _failure_text(found, nodeid:str)->str:
     "The findings of one test as a failure message: one line per problem, each with its evidence and fix"
-    lines = [f"fastai-paranoid: {found.problems} problem(s) found during {nodeid}"]
+    from fastai_paranoid.collect import plural
+    lines = [f"fastai-paranoid: {plural(found.problems, 'problem')} found during {nodeid}"]
     lines += [f"  {f.where}: {f}" if f.where else f"  {f}" for f in found.all if f.level in found.fail_on]
     return '\n'.join(lines)
 
@@ -49,6 +50,7 @@ class ParanoidSession:
         self.by = 'pytest --paranoid' if mode == 'fail' else 'pytest --paranoid-warn'
         self.results = {} # nodeid -> the test's `Findings`, for tests that found something or were refused something
         self.n_tests = 0
+        self.checks = [] # every sanity check's `CheckRecord` of the session, per Learner, for the summary's account
         self._open = {} # nodeid -> `_Test` while it runs
         self._in_tests = set() # indices in `self.refused` of the refusals made during a test
         self._session = contextlib.ExitStack()
@@ -83,6 +85,7 @@ class ParanoidSession:
         test.stack.close()
         test.stack = None
         test.found.refused = self.refused[test.n_refused:]
+        self.checks += test.found.checks
         self._in_tests.update(range(test.n_refused, len(self.refused)))
         if test.found.problems or test.found.refused: self.results[nodeid] = test.found
 
@@ -112,6 +115,10 @@ class ParanoidSession:
             for r in calls: tr.write_line(f"{nodeid}: {r}")
         outside = [r for i, r in enumerate(self.refused) if i not in self._in_tests]
         for r in outside: tr.write_line(f"outside any test: {r}")
+        from fastai_paranoid.collect import plural, check_summary, check_details
         verdict = "tests failed for them" if self.mode == 'fail' else "reported only (--paranoid-warn)"
-        summary = f"{sum(f.problems for f in found.values())} problem(s) in {len(found)} of {self.n_tests} test(s)"
-        tr.write_line(f"fastai-paranoid: {summary}; {verdict}" if found else f"fastai-paranoid: no findings in {self.n_tests} test(s)")
+        summary = f"{plural(sum(f.problems for f in found.values()), 'problem')} in {len(found)} of {plural(self.n_tests, 'test')}"
+        tr.write_line(f"fastai-paranoid: {summary}; {verdict}" if found else f"fastai-paranoid: no findings in {plural(self.n_tests, 'test')}")
+        if self.checks: # what the sanity checks before each Learner's first fit did, as the command says it
+            for line in check_details(self.checks): tr.write_line(f"  {line}")
+            tr.write_line(f"fastai-paranoid: {check_summary(self.checks)}")

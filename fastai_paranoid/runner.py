@@ -21,7 +21,7 @@ _quiet_third_party() # also in the forkserver, which imports this module first: 
 # %% auto #0
 __all__ = ['RUNNABLE', 'STATUSES', 'FORMATS', 'CheckInputError', 'runnable_files', 'read_notebook', 'notebook_plan',
            'NotebookFailed', 'run_notebook', 'run_script', 'FileResult', 'check_file', 'check_files', 'exit_status',
-           'print_results', 'Terminated', 'check_paths']
+           'plural', 'print_results', 'Terminated', 'check_paths']
 
 # %% ../nbs/41_runner.ipynb #0de81a52
 class CheckInputError(ValueError):
@@ -154,10 +154,10 @@ def run_notebook(path, # a notebook
     sys.path.insert(0, str(cfg.config_path))
     os.environ['IN_TEST'] = '1'
     shell = CaptureShell(path, profile=bool(cfg.get('exec_profile', False)))
-    cells = {} # the shell's execution count -> the index of the cell it ran, for findings' locations
+    cells = {} # the shell's execution count -> the cell it ran, for findings' locations
     def skip(cell):
         if cell.idx_ not in to_run: return True
-        cells[shell.execution_count] = cell.idx_
+        cells[shell.execution_count] = cell
         return False
     from fastai_paranoid.core import location_resolvers
     resolve = _cell_resolver(path, cells)
@@ -166,8 +166,7 @@ def run_notebook(path, # a notebook
         with working_directory(path.parent):
             shell.run_all(nb, exc_stop=True, preproc=skip, verbose=verbose, cell_timeout=int(cell_timeout) or None)
     except TimeoutError: # one line, not asyncio's stack
-        idx = cells[max(cells)] if cells else None
-        which = f"cell {idx + 1}" if idx is not None else "a cell"
+        which = f"cell {cells[max(cells)].idx_ + 1}" if cells else "a cell"
         raise NotebookFailed(f"{path}: {which} ran past the cell timeout of {cell_timeout} s and was stopped; give it more time "
                              f"(--cell-timeout SECONDS, or cell_timeout in the project's settings) or mark it #|slow.") from None
     except Exception: raise NotebookFailed(shell.prettytb(fname=path) or traceback.format_exc()) from None
@@ -180,14 +179,26 @@ def run_notebook(path, # a notebook
     return not_run
 
 _CELL_NAME = re.compile(r'<ipython-input-(\d+)-')
+_MAGIC_BODY = ('<timed exec>', '<timed eval>') # what IPython names the body of a `%%time` cell (and a `%time` line) it compiles
+
+def _body_start(source:str)->int:
+    "The lines of a cell above the body of its cell magic (`%%time`, `%%capture`), the blank ones IPython drops from its top included: 0 when it has none"
+    lines = source.splitlines()
+    first = next((i for i, l in enumerate(lines) if l.strip() and not l.lstrip().startswith('#|')), None)
+    if first is None or not lines[first].startswith('%%'): return 0
+    return next((i for i in range(first + 1, len(lines)) if lines[i].strip()), len(lines))
 
 def _cell_resolver(path, cells:dict):
-    "Map a frame of a cell the shell ran (`<ipython-input-N-...>`) to the notebook's cell index and the line in it"
+    "Map a frame of a cell the shell ran (`<ipython-input-N-...>`, or a cell magic's body) to the notebook's cell, counted from 1 as execnb and nbdev-test count them ('Cell #2'), and the line in it"
     def resolve(filename, lineno):
         m = _CELL_NAME.match(filename)
-        if m is None or int(m.group(1)) not in cells: return None
+        if filename in _MAGIC_BODY and cells: count = max(cells) # the body of the cell running now
+        elif m is not None and int(m.group(1)) in cells: count = int(m.group(1))
+        else: return None
         from fastai_paranoid.core import Location
-        return Location(str(path), lineno, cells[int(m.group(1))])
+        cell = cells[count]
+        # a cell magic's body is compiled apart (`%%time`: '<timed exec>'; `%%capture`: run as a cell of its own): its lines count from the magic's
+        return Location(str(path), lineno + _body_start(cell.source), cell.idx_ + 1)
     return resolve
 
 def run_script(path, # a .py file
@@ -202,7 +213,7 @@ def run_script(path, # a .py file
     finally: sys.argv, sys.path[:] = saved_argv, saved_path
 
 # %% ../nbs/41_runner.ipynb #9b208670
-STATUSES = ('clean', 'findings', 'failed', 'not run', 'skipped')
+STATUSES = ('clean', 'findings', 'checks crashed', 'failed', 'not run', 'skipped')
 
 @dataclass
 class FileResult:
@@ -217,6 +228,7 @@ class FileResult:
     not_run: list = field(default_factory=list) # the cells (or the whole notebook) not run, each with why
     output: str = '' # the end of what it printed, kept when it failed
     refused: list = field(default_factory=list) # the checked code's calls that tried to switch guards off (they stayed on), with where from
+    checks: list = field(default_factory=list) # one dict per sanity check and Learner (`collect.CheckRecord.as_dict()`): learner, check, verdict, reason...
 
 def _findings_data(found)->list:
     "The findings of `found` (a `Findings`) as JSON-ready dicts: every field of each `Finding`, its locations and message included"
@@ -273,11 +285,13 @@ def check_file(path, # a script or notebook
     res.seconds = time.perf_counter() - start
     res.problems, res.findings, res.report = found.problems, _findings_data(found), found.report(name)
     res.refused = [str(r) for r in found.refused]
+    res.checks = [r.as_dict() for r in found.checks]
     if res.status == 'clean':
         if any(n.startswith('the whole notebook') for n in res.not_run):
             res.status = 'not run' if 'language' in res.not_run[0] else 'skipped'
             if res.status == 'not run': res.error = f"{path} was not run: {res.not_run[0].split(': ', 1)[1]}"
         elif res.problems: res.status = 'findings'
+    if res.status in ('clean', 'findings') and found.checks_crashed: res.status = 'checks crashed' # not "clean": part of it was not checked
     if res.status in ('failed', 'not run'): res.output = _tail(out.getvalue())
     return res
 
@@ -300,9 +314,25 @@ def _context(notebooks:bool=True, # notebooks to run: the server imports their e
     with working_directory(empty): forkserver.ensure_running()
     return ctx
 
+def _stoppable():
+    "SIGTERM ends this worker at once, whatever it inherited: unblocked (a mask held while the parent started a process is inherited), at its default action"
+    with contextlib.suppress(AttributeError, ValueError, OSError):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+def _stop(procs:list, grace:float=5.0):
+    "End the worker processes: SIGTERM, then SIGKILL for any still alive after `grace` seconds (the checked code may catch SIGTERM)"
+    for proc in procs: proc.terminate()
+    deadline = time.monotonic() + grace
+    for proc in procs:
+        proc.join(max(0.0, deadline - time.monotonic()))
+        if proc.is_alive(): proc.kill()
+    for proc in procs: proc.join(grace)
+
 def _worker(conn, path, kwargs):
     "Check one file in this (fresh) process and send its result back as a dict"
     multiprocessing.set_start_method(None, force=True) # the checked code's own processes start as they would under python or nbdev-test
+    _stoppable()
     _quiet_third_party()
     try: res = check_file(path, **kwargs)
     except BaseException as e: res = FileResult(str(path), 'failed', error=''.join(traceback.format_exception(type(e), e, e.__traceback__)))
@@ -351,18 +381,22 @@ def check_files(files:list, # scripts and notebooks
                 if on_result: on_result(res)
     finally: # interrupted: stop the workers still running, and one being started when the interrupt came
         started = [p for p in multiprocessing.active_children() if p.name.startswith('fastai-paranoid ')]
-        for proc in dict.fromkeys([p for p, *_ in running.values()] + started): proc.terminate()
+        _stop(list(dict.fromkeys([p for p, *_ in running.values()] + started)))
     return [results[f] for f in files]
 
 # %% ../nbs/41_runner.ipynb #dd25039d
 def exit_status(results:list)->int:
-    "2 if any file failed or was not run, else 1 if any has findings, else 0"
-    if any(r.status in ('failed', 'not run') for r in results): return 2
+    "2 if any file failed, could not be run, or had checks that crashed (it was not wholly checked), else 1 if any has findings, else 0"
+    if any(r.status in ('failed', 'not run', 'checks crashed') for r in results): return 2
     return 1 if any(r.status == 'findings' for r in results) else 0
 
 def _width(width=None)->int:
     from fastai_paranoid.collect import terminal_width
     return terminal_width(width)
+
+def plural(n:int, word:str)->str: # `collect.plural`, here without importing it at module level
+    from fastai_paranoid.collect import plural
+    return plural(n, word)
 
 def _say(*lines, file=None, width=None):
     "Our own lines, each `fastai-paranoid: ...`: on stdout (the report) wrapped to the terminal's width; on stderr one line each (a reason, a progress line)"
@@ -383,8 +417,10 @@ def _summary(results, width)->str:
     rows = [{'file': r.path, 'status': r.status, 'time': f"{r.seconds:.1f} s", 'findings': r.problems} for r in results]
     lines = _table(rows, ['file', 'status', 'time', 'findings'], title='fastai-paranoid check')
     if max(map(len, lines)) <= width: return '\n'.join(lines)
-    return '\n'.join(['fastai-paranoid check'] + [textwrap.fill(f"{r['file']}: {r['status']}, {r['time']}, {r['findings']} finding(s)",
+    return '\n'.join(['fastai-paranoid check'] + [textwrap.fill(f"{r['file']}: {r['status']}, {r['time']}, {plural(r['findings'], 'finding')}",
                       width, subsequent_indent='    ', break_long_words=True, break_on_hyphens=False) for r in rows])
+
+_STATUS_SAID = {'findings': 'with findings', 'checks crashed': 'with checks crashed'} # '1 with findings', not '1 findings'
 
 FORMATS = ('text', 'github') # how the findings are printed: blocks for a terminal, or GitHub Actions workflow commands
 
@@ -401,10 +437,11 @@ def print_results(results:list, # `FileResult`s
     width = _width(width)
     print(_summary(results, width))
     for r in results:
-        found = Findings.from_dicts(r.findings, fail_on, name=(names or {}).get(r.path, r.path), refused=r.refused)
+        found = Findings.from_dicts(r.findings, fail_on, name=(names or {}).get(r.path, r.path), refused=r.refused, checks=r.checks)
         if format == 'github':
             for f in found.all: print(github_annotation(f))
-        elif r.findings or r.refused or len(results) == 1: print('\n' + found.report(width=width))
+            for line in _crash_annotations(r): print(line)
+        elif r.findings or r.refused or r.checks or len(results) == 1: print('\n' + found.report(width=width))
         if r.not_run:
             head = 'Not run in' if not any(': ran, although' in n for n in r.not_run) else 'Not run, and notes, in'
             print(f"\n{head} {r.path}:\n" + '\n'.join(textwrap.fill(n, width, initial_indent='  ', subsequent_indent='    ',
@@ -415,9 +452,23 @@ def print_results(results:list, # `FileResult`s
         if r.output and r.status == 'failed': print(f"\n--- the end of what {r.path} printed ---\n{r.output}", file=sys.stderr)
         print(f"\n{r.error.rstrip()}", file=sys.stderr)
     counts = {s: sum(r.status == s for r in results) for s in STATUSES}
-    summary = ', '.join(f"{n} {s}" for s, n in counts.items() if n)
+    summary = ', '.join(f"{n} {_STATUS_SAID.get(s, s)}" for s, n in counts.items() if n)
     status = exit_status(results) if exit_code is None else exit_code
-    _say(f"{len(results)} file(s) checked in {seconds:.1f} s: {summary} (exit status {status})", file=sys.stdout, width=width)
+    _say(f"{plural(len(results), 'file')} checked in {seconds:.1f} s: {summary} (exit status {status})", file=sys.stdout, width=width)
+
+def _crash_annotations(r)->list:
+    "With --format github: one `::error` per check that crashed, on the line of the fit that ran it (where a pull request shows it)"
+    from fastai_paranoid.collect import CheckRecord, _gh_escape, _relative
+    out = []
+    for rec in map(CheckRecord.from_dict, r.checks):
+        if rec.verdict != 'error': continue
+        loc, props = rec.found_at or rec.built_at, []
+        if loc is not None and not loc.file.startswith('<'):
+            props.append(f"file={_gh_escape(_relative(loc.file), True)}")
+            if loc.cell is None: props.append(f"line={loc.line}")
+        props.append(f"title={_gh_escape(f'sanity check crashed: {rec.check} ({rec.learner})', True)}")
+        out.append(f"::error {','.join(props)}::{_gh_escape(rec.reason + (chr(10) + rec.traceback if rec.traceback else ''))}")
+    return out
 
 def _write_json(json_path, results, flags, n_workers, interrupted:int|None=None, not_finished:list=()):
     "The results as JSON, for CI: the exit status, the options, and one object per file (`FileResult`'s fields)"
@@ -425,7 +476,10 @@ def _write_json(json_path, results, flags, n_workers, interrupted:int|None=None,
     report = {'exit_status': exit_status(results) if interrupted is None else interrupted, 'flags': list(flags), 'n_workers': n_workers,
               'interrupted': interrupted is not None, 'not_finished': [str(f) for f in not_finished],
               'files': [dataclasses.asdict(r) for r in results]}
-    Path(json_path).write_text(json.dumps(report, indent=1))
+    try: Path(json_path).write_text(json.dumps(report, indent=1))
+    except OSError as e: # checked before the run; it changed since
+        _say(f"--json {json_path} could not be written ({e.strerror or e}); the report above is the run's whole result")
+        return 2
 
 def _launch_rank()->tuple:
     "(this process's global rank, the world size) as torchrun / accelerate launch set them; (0, 1) outside a launch"
@@ -486,14 +540,27 @@ def _terminate_as_interrupt():
     finally:
         if saved is not None: signal.signal(signal.SIGTERM, saved)
 
+def _writable(json_path):
+    "A `CheckInputError` naming the path and why, before anything runs, when `--json` could not be written there"
+    path = Path(json_path)
+    if path.is_dir(): raise CheckInputError(f"--json {json_path} is a folder; give a file name, e.g. {path/'paranoid.json'}.")
+    folder = path.parent
+    why = None
+    if not folder.exists():
+        above = next((p for p in folder.parents if p.exists()), None)
+        why = f"its folder {folder} does not exist" + (f" ({above} is not a folder)" if above is not None and not above.is_dir() else '')
+    elif not folder.is_dir(): why = f"{folder} is not a folder"
+    elif path.exists() and not os.access(path, os.W_OK): why = f"the file is not writable (permission denied)"
+    elif not path.exists() and not os.access(folder, os.W_OK | os.X_OK): why = f"the folder {folder} is not writable (permission denied)"
+    if why: raise CheckInputError(f"--json {json_path} cannot be written: {why}; give a path in a folder you can write to, e.g. --json paranoid.json.")
+
 def _planned_files(paths:list, args, fail_on:str, format:str, json_path)->tuple:
     "`(files, left_out)`: the scripts and notebooks under `paths` to check, and the scripts left out as notebooks' helpers; a `CheckInputError` naming the fix for a bad option or path"
     from fastai_paranoid.collect import fail_levels
     try: fail_levels(fail_on)
     except ValueError as e: raise CheckInputError(f"--fail-on: {e}") from None
     if format not in FORMATS: raise CheckInputError(f"--format {format}: use one of {', '.join(FORMATS)}.")
-    if json_path is not None and Path(json_path).is_dir():
-        raise CheckInputError(f"--json {json_path} is a folder; give a file name, e.g. {Path(json_path)/'paranoid.json'}.")
+    if json_path is not None: _writable(json_path)
     left_out = []
     files = runnable_files(paths, left_out=left_out)
     left_out = [f for f in left_out if f not in files]
@@ -517,7 +584,7 @@ def _report_interrupted(code:int, files, todo, results:dict, done:list, seconds:
     ordered = [results[f] for f in files if f in results] + done
     print_results(ordered, seconds, exit_code=code, **report)
     not_finished = [f for f in todo if f not in finished]
-    _say(f"interrupted ({'SIGTERM' if code == 143 else 'SIGINT'}) after {len(done)} of {len(todo)} file(s); the files still "
+    _say(f"interrupted ({'SIGTERM' if code == 143 else 'SIGINT'}) after {len(done)} of {plural(len(todo), 'file')}; the files still "
          f"running were stopped, not checked: {', '.join(map(str, not_finished))}")
     _write_json(json_path, ordered, flags, n_workers, interrupted=code, not_finished=not_finished)
 
@@ -550,7 +617,10 @@ def check_paths(paths:list, # scripts, notebooks and folders of them
     on_finding = _renamed_knob('check_paths', on_finding, on_leak)
     if isinstance(paths, (str, Path)): paths = [paths]
     if isinstance(flags, str): flags = flags.split()
-    try: files, left_out = _planned_files(paths, args, fail_on, format, json_path)
+    try:
+        if n_workers is not None and (isinstance(n_workers, bool) or not isinstance(n_workers, int) or n_workers < 1):
+            raise CheckInputError(f"--n-workers {n_workers}: give how many files to check at once, 1 or more (default: min(CPUs, 8)).")
+        files, left_out = _planned_files(paths, args, fail_on, format, json_path)
     except CheckInputError as e:
         _say(e)
         return 2
@@ -587,7 +657,6 @@ def check_paths(paths:list, # scripts, notebooks and folders of them
     print_results(ordered, time.perf_counter() - start, **report)
     if left_out:
         names = ', '.join(map(str, left_out[:5])) + (f" and {len(left_out) - 5} more" if len(left_out) > 5 else '')
-        _say(f"not checked: {len(left_out)} script(s) next to the notebooks, taken as their helpers as nbdev-test takes them "
+        _say(f"not checked: {plural(len(left_out), 'script')} next to the notebooks, taken as their helpers as nbdev-test takes them "
              f"(pass a script by name to check it): {names}", file=sys.stdout)
-    _write_json(json_path, ordered, flags, n_workers)
-    return exit_status(ordered)
+    return max(exit_status(ordered), _write_json(json_path, ordered, flags, n_workers) or 0)

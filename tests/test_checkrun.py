@@ -103,3 +103,54 @@ def test_the_command_runs_the_sanity_checks_and_its_options_turn_them_off(capsys
     assert 'sanity check' not in out and 'no findings' in out, out
     assert main(['check', '--sanity-budget', '0', script]) == 2
     assert "'0' is not a positive number of seconds" in capsys.readouterr().err
+
+# Every check accounted for (issue 25 part 2): per Learner in --json, counted in the terminal, a crash not called clean
+
+ACCOUNTED = '''
+from torch import nn
+from fastai.learner import Learner
+import fastai.callback.progress # learn.no_bar
+from fastai_paranoid.fixtures import xor_dls, build_mlp
+{crash}
+dls = xor_dls()
+for run in range(2): # the same model, data and loss: the second Learner is not checked again
+    learn = Learner(dls, build_mlp(), loss_func=nn.CrossEntropyLoss())
+    with learn.no_bar(), learn.no_logging(): learn.fit(1, 1e-2)
+'''
+CRASH = '''from fastai_paranoid.core import register_check
+@register_check(999)
+def check_that_crashes(learn):
+    raise AttributeError("'DataLoader' object has no attribute 'new'")
+'''
+
+@pytest.mark.parametrize('crash', [False, True])
+def test_every_check_is_accounted_for_and_a_crash_is_not_clean(crash, capsys, tmp_path):
+    "One record per check on the first Learner, one 'not repeated' for the second; a crashed check: status 'checks crashed', exit 2, its traceback's end in the report"
+    from fastai_paranoid.cli import main
+    from fastai_paranoid.core import VERDICTS
+    script = tmp_path / 'train.py'
+    script.write_text(ACCOUNTED.format(crash=CRASH if crash else ''))
+    out_json = tmp_path / 'out.json'
+    assert main(['check', '--n-workers', '1', '--json', str(out_json), str(script)]) == (2 if crash else 0)
+    out = capsys.readouterr().out
+    (res,) = json.loads(out_json.read_text())['files']
+    assert res['status'] == ('checks crashed' if crash else 'clean'), res
+    checks = res['checks']
+    first = [c for c in checks if c['verdict'] != 'not repeated']
+    assert {c['learner'] for c in first} == {'Learner #1 (Sequential)'} and len({c['check'] for c in first}) == len(first) >= 10, checks
+    assert all(c['verdict'] in VERDICTS and (c['verdict'] == 'passed') == (c['reason'] == '') for c in first), checks
+    again = [c for c in checks if c['verdict'] == 'not repeated']
+    assert [(c['learner'], c['same_as']) for c in again] == [('Learner #2 (Sequential)', 'Learner #1 (Sequential)')], again
+    assert 'fit' in script.read_text().splitlines()[first[0]['found_at']['line'] - 1], "the line of the fit that ran the checks"
+    crashed = [c for c in first if c['verdict'] == 'error']
+    n_passed = sum(c['verdict'] == 'passed' for c in first)
+    assert f"fastai-paranoid: sanity checks: 1 Learner, {len(first)} checks: {n_passed} passed" in ' '.join(out.split()), out
+    assert 'not checked again: Learner #2 (Sequential)' in out, out
+    if crash:
+        assert [c['check'] for c in crashed] == ['check_that_crashes'], crashed
+        assert 'raise AttributeError' in crashed[0]['traceback'] and "no attribute 'new'" in crashed[0]['reason'], crashed
+        assert '1 crashed' in out and 'crashed: check_that_crashes on Learner #1 (Sequential)' in out, out
+        assert "    | AttributeError: 'DataLoader' object has no attribute 'new'" in out, out
+        assert 'checks crashed' in out and '(exit status 2)' in out, out
+    else: assert crashed == [] and 'crashed' not in out and '(exit status 0)' in out, out
+    assert 'fastai-paranoid: 1 file checked in' in out, "one file: no plural"

@@ -57,7 +57,11 @@ def test_leaky_notebook_as_a_command(tmp_path):
     assert leaky.returncode == 1, leaky.stdout + leaky.stderr
     report = leaky.stdout[leaky.stdout.index('fastai-paranoid: 1 problem'):]
     assert 'reused_model' in report and 'model (Sequential)' in report and 'fresh_learner' in report
-    assert 'leaky.ipynb  findings' in leaky.stdout and 'skipped' not in leaky.stdout + leaky.stderr
+    assert 'leaky.ipynb  findings' in leaky.stdout and '1 skipped' not in leaky.stdout.splitlines()[-1], "the notebook ran"
+    # the finding points at the %%time cell's body: the cell counted from 1 (nbdev-test's 'Cell #2'), the line under the magic
+    body = ('%%time\n' + LEAKY_BODY).splitlines()
+    line = int(re.search(r'Learner built at leaky.ipynb cell 2:(\d+)', ' '.join(report.split())).group(1))
+    assert 'Learner(' in body[line - 1], (line, report) # the body's line (its blank first line, which IPython drops, counted)
 
 def test_clean_notebook_in_process(tmp_path, monkeypatch):
     notebook(tmp_path / 'clean.ipynb', '!echo hi\n' + CLEAN)
@@ -187,11 +191,11 @@ def test_the_finding_points_at_the_users_fit_line_in_terminal_and_json(long_repo
     assert f['found_at']['cell'] is None and f['built_at']['line'] == FIT_LINE - 1
     assert {'evidence', 'fix', 'learner', 'guard', 'claim', 'path', 'message'} <= set(f) and f['claim'] == 'certain'
     (g,) = nb['findings']
-    assert (g['found_at']['cell'], g['found_at']['line']) == (1, 4), g['found_at'] # the notebook's second cell, its 4th line
+    assert (g['found_at']['cell'], g['found_at']['line']) == (2, 4), g['found_at'] # the notebook's second cell (counted from 1, as nbdev-test's 'Cell #2'), its 4th line
     assert g['found_at']['file'].endswith('leaky.ipynb')
     words = ' '.join(res.stdout.split()) # the head lines are wrapped to the width too
     assert f"{folder}/leaky.py:{FIT_LINE} error reused_model Learner #2" in words
-    assert "leaky.ipynb cell 1:4 error reused_model Learner #2" in words
+    assert "leaky.ipynb cell 2:4 error reused_model Learner #2" in words
 
 @pytest.mark.xdist_group('long_report') # one check run (module fixture): one worker runs it
 def test_github_format_prints_valid_workflow_commands(long_report, capsys):
@@ -202,7 +206,7 @@ def test_github_format_prints_valid_workflow_commands(long_report, capsys):
     lines = [l for l in capsys.readouterr().out.splitlines() if l.startswith('::')]
     assert len(lines) == 2 and all(WORKFLOW_COMMAND.match(l) for l in lines), lines
     assert lines[0].startswith(f'::error file={folder}/leaky.py,line={FIT_LINE},title=error reused_model (Learner #2)::Learner #2: model')
-    assert 'line=' not in lines[1].split('::')[1] and 'cell 1%3A4' in lines[1], "a notebook: the file, the cell in the title"
+    assert 'line=' not in lines[1].split('::')[1] and 'cell 2%3A4' in lines[1], "a notebook: the file, the cell in the title"
     assert not WORKFLOW_COMMAND.match('::warning file=a,b.py::x') and not WORKFLOW_COMMAND.match('::warning title=50%::x')
 
 def test_github_annotation_escapes_properties_and_message():
@@ -252,9 +256,22 @@ if os.environ['RANK'] == '1': emit(Finding('planted', 'warning', evidence='found
            'check', 'train.py', '--no-sanity', '--json', 'out.json']
     res = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
     assert res.stdout.count('fastai-paranoid check\n') == 1, res.stdout + res.stderr
-    assert res.stdout.count('file(s) checked in') == 1
+    assert res.stdout.count('1 file checked in') == 1
     assert 'found on rank 1 only' in res.stdout and 'exit status 1' in res.stdout, res.stdout
     assert res.returncode == 1, res.stderr[-2000:] # torchrun passes on the first non-zero exit: rank 0's
     saved = json.loads((tmp_path / 'out.json').read_text())
     (f,) = saved['files'][0]['findings']
     assert f['kind'] == 'planted' and f['rank'] == 1 and saved['files'][0]['status'] == 'findings'
+
+def test_github_format_annotates_a_crashed_check_on_the_fit_line(capsys):
+    "--format github: a sanity check that crashed is an ::error on the line of the fit that ran it, its cause and traceback's end in the message"
+    from fastai_paranoid.runner import FileResult, print_results
+    rec = {'learner': 'Learner #1 (Sequential)', 'check': 'check_lr', 'verdict': 'error', 'reason': "check_lr raised AttributeError: no 'new'",
+           'same_as': '', 'traceback': "  File \"x.py\", line 3\nAttributeError: no 'new'",
+           'built_at': None, 'found_at': {'file': 'train.py', 'line': 12, 'cell': None, 'text': 'train.py:12'}}
+    passed = dict(rec, check='check_frozen', verdict='passed', reason='', traceback='')
+    print_results([FileResult('train.py', 'checks crashed', checks=[rec, passed])], format='github')
+    lines = [l for l in capsys.readouterr().out.splitlines() if l.startswith('::')]
+    assert len(lines) == 1 and WORKFLOW_COMMAND.match(lines[0]), lines # the passed check: no annotation
+    assert lines[0].startswith('::error file=train.py,line=12,title=sanity check crashed%3A check_lr (Learner #1 (Sequential))::'), lines
+    assert "%0AAttributeError: no 'new'" in lines[0]
