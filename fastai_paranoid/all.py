@@ -15,6 +15,7 @@ from .checks import *
 from .datachecks import *
 from .modelchecks import *
 from .guards import *
+from .loopguards import *
 from .distributed import *
 from .checkrun import *
 from .splitprint import *
