@@ -10,7 +10,7 @@ from torch import nn
 from fastcore.basics import store_attr
 from fastai.callback.core import Callback
 from fastai.optimizer import OptimWrapper, _BaseOptimizer
-from .core import ParanoidWarning, ON_FINDING, emit, Finding, fingerprints, user_location
+from .core import ParanoidWarning, ON_FINDING, emit, Finding, fingerprints, user_location, _frames_to_user
 from .compat import fastai_class, in_learner_fit, is_lr_find
 from .deploy import Guard
 
@@ -39,7 +39,7 @@ class LoopGuard(Guard):
         "Report a finding about `self.learn`, named after this guard"
         return emit(Finding(kind, level, evidence=f"{type(self).__name__}: {evidence}", fix=fix, learner=type(self.learn).__name__,
                             guard=type(self).__name__, claim='certain', category=category),
-                    on_finding=self.on_finding, learn=self.learn, stacklevel=3)
+                    on_finding=self.on_finding, learn=self.learn, stacklevel=_frames_to_user(2))
 
 def _accumulating(learn)->bool:
     "Does `learn` accumulate gradients by design with fastai's `GradientAccumulation`?"
