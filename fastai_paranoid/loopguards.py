@@ -22,6 +22,7 @@ __all__ = ['view_writes', 'LOOP_GUARDS', 'LoopGuard', 'regular_cadence', 'StaleG
 # %% ../nbs/13_loopguards.ipynb #86119f14
 class LoopGuard(Guard):
     "Base of the guards on the real loop: each watches the fits of `Learner.fit` (fastai also sends `before_fit`/`after_fit` around `validate` and `get_preds`; those, and `lr_find`'s probe fits, are left alone). A subclass writes `start()` (at `before_fit`) and `finish()` (at `after_fit`); `watching` says whether the current fit is watched"
+    run_valid = False # the invariants are the training step's: validation batches cost a guard nothing
     def __init__(self, on_finding:str='warn'): # what a finding does: 'warn', 'raise' or 'log'
         self._set_on_finding(on_finding)
         self.watching = False
@@ -85,15 +86,15 @@ class StaleGradGuard(LoopGuard):
         self._backward = self._zeroed = self._in_step = False
     def before_batch(self): self._backward = self._zeroed = self._in_step = False
     def after_loss(self):
-        if not (self.watching and self.training and self._left) or self.by_design: return
+        if not (self.watching and self._left and self.learn.training) or self.by_design: return
         grads = [p.grad for p in self.params if p.grad is not None]
-        if grads: self.stale.append((self.epoch, self.iter, _any_nonzero(grads)))
+        if grads: self.stale.append((self.learn.epoch, self.learn.iter, _any_nonzero(grads)))
     def after_backward(self): self._backward = True
     def before_step(self): self._in_step = True
     def after_step(self): self._zeroed = True
     def after_cancel_batch(self): self._zeroed = False
     def after_batch(self):
-        if not (self.watching and self.training): return
+        if not (self.watching and self.learn.training): return
         self._left = self._backward and not self._zeroed
         self.kept.append(self._left)
         if self._left and self.cancelled_in is None: self.cancelled_in = 'before_step' if self._in_step else 'after_backward'
@@ -293,11 +294,10 @@ class UpdateGuard(LoopGuard):
         self._zeroed = True # fastai's `zero_grad` follows, unless a later `after_step` cancels the batch
     def after_cancel_batch(self): self._zeroed = False
     def after_batch(self):
-        if not (self.watching and self.training and len(self.learn.yb)): return
+        if not (self.watching and self.learn.training and len(self.learn.yb)): return
         self.n_batches += 1
         self.n_steps += self._stepped
-        mixed = getattr(self.learn, 'mixed_precision', None)
-        if self._step_cancelled and getattr(mixed, 'skipped', False): self.n_overflow += 1
+        if self._step_cancelled and getattr(self.learn.__dict__.get('mixed_precision'), 'skipped', False): self.n_overflow += 1
         self.kept.append(self._backward and not self._zeroed)
 
     def finish(self):
@@ -362,7 +362,7 @@ class UnregisteredTensorGuard(LoopGuard):
     "Every tensor that requires gradients in the loss's graph is a parameter of `learn.model` or of the optimizer. Once per fit, at the first training batch's `after_loss`, walks the loss's graph to its leaves; a leaf that is neither (hidden layers kept in a plain Python list, a tensor made with `requires_grad=True` in `__init__`) and did not change over the fit is a finding: no optimizer steps it"
     def start(self): self.outside, self.before, self._walked = [], None, False
     def after_loss(self):
-        if not (self.watching and self.training) or self._walked: return
+        if not self.watching or self._walked or not self.learn.training: return
         loss = getattr(self.learn, 'loss_grad', None)
         if not isinstance(loss, torch.Tensor) or loss.grad_fn is None: return
         self._walked = True
