@@ -7,10 +7,9 @@ from __future__ import annotations
 import math, sys, weakref
 import torch
 from torch import nn
-from fastcore.basics import store_attr
 from fastai.callback.core import Callback
 from fastai.optimizer import OptimWrapper, _BaseOptimizer
-from .core import ParanoidWarning, ON_FINDING, emit, Finding, fingerprints, user_location, _frames_to_user
+from .core import ParanoidWarning, emit, Finding, fingerprints, user_location, _frames_to_user
 from .compat import fastai_class, in_learner_fit, is_lr_find
 from .deploy import Guard
 
