@@ -1,12 +1,13 @@
-"""Overhead of NaNGuard and RNGAudit on a fit, as ratios to the same fit without them (measured in the same run).
-Run by hand: `python benchmarks/bench_guards.py`. Timings on a shared machine are noisy: read the ratios, best of `REPEATS`."""
-import time, warnings
+"""Overhead of NaNGuard, RNGAudit and the loop guards (13_loopguards) on a fit, as ratios to the same fit without them (measured in the same run).
+Run by hand: `python benchmarks/bench_guards.py [WORD ...]` (only the variants whose name holds a WORD, e.g. `loop`). Timings on a shared machine are noisy: read the ratios, best of `REPEATS`."""
+import sys, time, warnings
 import torch
 from torch import nn
 import fastai.callback.progress   # learn.no_bar()
 from fastai_paranoid.fixtures import digits_dls, digits_trunk, transfer_model, xor_dls, build_mlp
 from fastai_paranoid.fresh import fresh_learner
 from fastai_paranoid.guards import NaNGuard, RNGAudit
+from fastai_paranoid.loopguards import LOOP_GUARDS
 
 REPEATS, EPOCHS = 3, 5
 torch.set_num_threads(1)
@@ -51,7 +52,10 @@ def nan_guard_now():
     return [NaNGuard()]
 
 variants = {'NaNGuard, before (isfinite().all())': nan_guard_before, 'NaNGuard': nan_guard_now, 'NaNGuard(watch_modules=False)': lambda: [NaNGuard(watch_modules=False)],
-            'RNGAudit': lambda: [RNGAudit()], 'both': lambda: [NaNGuard(), RNGAudit()]}
+            'RNGAudit': lambda: [RNGAudit()], 'both': lambda: [NaNGuard(), RNGAudit()],
+            **{f'loop: {g.__name__}': (lambda g=g: [g()]) for g in LOOP_GUARDS}, 'loop: all four': lambda: [g() for g in LOOP_GUARDS]}
+wanted = sys.argv[1:]
+if wanted: variants = {name: v for name, v in variants.items() if any(w in name for w in wanted)}
 for task, (dls_fn, model_fn) in tasks.items():
     base = fit_seconds(dls_fn, model_fn, [])
     print(f"{task}: baseline {base:.2f}s for {EPOCHS} epochs")

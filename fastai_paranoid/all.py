@@ -16,6 +16,7 @@ from .sanity import *
 from .datachecks import *
 from .modelchecks import *
 from .guards import *
+from .loopguards import *
 from .distributed import *
 from .checkrun import *
 from .splitprint import *

@@ -15,6 +15,7 @@ from .distributed import CrossRankConsistency, DistributedCPU, DistributedValidP
 from .bn import EmptyFreezeGuard # fine_tune's frozen phase on a Learner that freeze() cannot freeze (one parameter group)
 from . import splitprint as _splitprint
 from .splitprint import SplitFingerprint # learn.save records the training split beside the weights, learn.load counts the overlap
+from .loopguards import LOOP_GUARDS # the real fit's invariants: fresh gradients, hyper-parameters that reach the optimizer, steps that move every parameter, no tensor outside the model
 
 # %% auto #0
 __all__ = ['PARANOID_GUARDS', 'PreserveLRFindRNG', 'PreserveLRFindGrads', 'ParanoidInstaller', 'paranoid', 'is_paranoid',
@@ -54,6 +55,7 @@ class PreserveLRFindGrads(Guard):
 # %% ../nbs/23_paranoid.ipynb #28dca7c3
 PARANOID_GUARDS = [StateLeakDetector, PreserveLRFindRNG, PreserveLRFindGrads, CrossRankConsistency, DistributedCPU, SplitFingerprint,
                    EmptyFreezeGuard, DistributedValidPadding]
+PARANOID_GUARDS += LOOP_GUARDS
 
 _settings = {'on': False, 'guards': [], 'on_finding': 'warn'}
 _added = weakref.WeakKeyDictionary() # Learner -> weak references to the guards paranoid() gave it (a strong one would keep the Learner alive): not a type test but the record of which instances paranoid(False) removes (not those the user added), and which the checks' copies leave out (a class given to `guards=` need not be a `Guard`)

@@ -84,3 +84,36 @@ def test_user_reported_bug_is_caught_and_its_twin_is_silent(user_cases_checked, 
     assert rec['status'] == 'findings' and check in named, f"{bug}: expected a {check} finding (exit 1), got {rec['status']}: {named}\n{stdout[-3000:]}"
     assert f"{bug}:" in stdout and check in stdout
     assert twin['status'] == 'clean', f"{_twin(bug)} is healthy, yet it has findings: {twin['findings']}\n{stdout[-3000:]}"
+
+# --- Issue 26, parts 1-2: the real loop's invariants (13_loopguards), on the three users' bugs written as they reported them,
+# each with its fixed twin, and fastai's healthy neighbours (GradientAccumulation; OptimWrapper with fit and fit_one_cycle,
+# ReduceLROnPlateau on fastai's Adam), in one `fastai-paranoid check --json` run (about 55 s with 2 workers).
+LOOP_CASES = [('user_bug_26_cancel_batch_skips_zero_grad.py', 'stale_gradients'),  # CancelBatchException in before_step skips zero_grad
+              ('user_bug_26_plateau_optimwrapper.py', 'lost_hyperparameter'),       # ReduceLROnPlateau's lr never reaches OptimWrapper's SGD
+              ('user_bug_26_layers_in_plain_list.py', 'unregistered_tensors')]      # hidden layers in a plain list: never stepped
+LOOP_NEIGHBOURS = ['fastai_loop_gradient_accumulation.py', 'fastai_loop_optimwrapper.py']
+
+@pytest.fixture(scope='module')
+def loop_cases_checked(tmp_path_factory):
+    "One `fastai-paranoid check --json` over the loop bugs, their twins and their healthy neighbours"
+    out = tmp_path_factory.mktemp('loop_cases') / 'check.json'
+    files = [str(EXTERNAL / f) for bug, _ in LOOP_CASES for f in (bug, _twin(bug))] + [str(EXTERNAL / f) for f in LOOP_NEIGHBOURS]
+    res = command('check', '--json', str(out), '--n-workers', '2', *files, cwd=EXTERNAL, timeout=400)
+    assert out.exists(), f"no JSON written (exit {res.returncode}):\n{res.stdout[-3000:]}\n{res.stderr[-3000:]}"
+    assert res.returncode == 1, res.stdout[-3000:]
+    return res.stdout, {Path(r['path']).name: r for r in json.loads(out.read_text())['files']}
+
+@pytest.mark.xdist_group('loop_cases')
+@pytest.mark.parametrize('bug,kind', LOOP_CASES, ids=[b.removeprefix('user_bug_26_').removesuffix('.py') for b, _ in LOOP_CASES])
+def test_loop_bug_is_caught_and_its_twin_is_silent(loop_cases_checked, bug, kind):
+    stdout, records = loop_cases_checked
+    rec, twin = records[bug], records[_twin(bug)]
+    errors = [f.get('kind') for f in rec['findings'] if f.get('level') == 'error']
+    assert rec['status'] == 'findings' and kind in errors, f"{bug}: expected a {kind} error, got {rec['status']}: {rec['findings']}\n{stdout[-3000:]}"
+    assert twin['status'] == 'clean', f"{_twin(bug)} is healthy, yet it has findings: {twin['findings']}\n{stdout[-3000:]}"
+
+@pytest.mark.xdist_group('loop_cases')
+@pytest.mark.parametrize('script', LOOP_NEIGHBOURS)
+def test_loop_healthy_neighbour_is_silent(loop_cases_checked, script):
+    stdout, records = loop_cases_checked
+    assert records[script]['status'] == 'clean' and records[script]['findings'] == [], f"{script}: {records[script]['findings']}\n{stdout[-3000:]}"

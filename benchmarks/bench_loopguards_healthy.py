@@ -1,0 +1,74 @@
+"""False alarms of the loop guards (13_loopguards: StaleGradGuard, LostHyperGuard, UpdateGuard, UnregisteredTensorGuard)
+on N random healthy Learners: bench_healthy500's draws (MLP on digits, small CNN, resnet18 from scratch, tabular,
+regression, collab), each trained for real with the guards attached, in one of fastai's usual ways picked by the draw:
+`fit` (fastai's Adam), `fit_one_cycle`, `fit` with `GradientAccumulation`, `fit_one_cycle` on a PyTorch AdamW in
+`OptimWrapper`, `fit` with `ReduceLROnPlateau`, or (vision) `fine_tune`. Every finding at level warning or error is a false
+alarm (what makes `fastai-paranoid check` exit 1); info notes are counted apart.
+
+Run by hand from the repository root: `python benchmarks/bench_loopguards_healthy.py [--n 60] [--seed 0] [--epochs 2]`."""
+import argparse, sys, time, warnings
+from collections import Counter
+from functools import partial
+from pathlib import Path
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_healthy500 import draw, make_learner, wilson
+
+WAYS = ['fit', 'fit_one_cycle', 'gradient_accumulation', 'optimwrapper_one_cycle', 'reduce_lr_on_plateau', 'fine_tune']
+
+def train(learn, way:str, epochs:int):
+    import torch
+    from fastai.callback.training import GradientAccumulation
+    from fastai.callback.tracker import ReduceLROnPlateau
+    from fastai.optimizer import OptimWrapper
+    if way == 'fit': learn.fit(epochs, 1e-3)
+    elif way == 'fit_one_cycle': learn.fit_one_cycle(epochs, 1e-3)
+    elif way == 'gradient_accumulation': learn.fit(epochs, 1e-3, cbs=GradientAccumulation(n_acc=3 * learn.dls.bs))
+    elif way == 'optimwrapper_one_cycle':
+        learn.opt_func = partial(OptimWrapper, opt=torch.optim.AdamW)
+        learn.fit_one_cycle(epochs, 1e-3)
+    elif way == 'reduce_lr_on_plateau': learn.fit(epochs + 1, 1e-3, cbs=ReduceLROnPlateau(patience=0, min_delta=0.5))
+    elif way == 'fine_tune': learn.fine_tune(epochs - 1, 1e-3)
+    else: raise ValueError(way)
+
+def run_one(d:dict, epochs:int) -> dict:
+    import contextlib, io, torch
+    torch.set_num_threads(1)
+    from fastai_paranoid.core import finding_sink
+    from fastai_paranoid.loopguards import LOOP_GUARDS
+    way = WAYS[d['i'] % len(WAYS)]
+    if way == 'fine_tune' and d['family'] != 'resnet18': way = 'fit_one_cycle' # freeze() needs a splitter's groups
+    found, start = [], time.perf_counter()
+    try:
+        learn = make_learner(d)
+        learn.add_cbs([g() for g in LOOP_GUARDS])
+        with finding_sink(found.append), warnings.catch_warnings(), learn.no_bar(), learn.no_logging(), contextlib.redirect_stdout(io.StringIO()):
+            warnings.simplefilter('ignore')
+            train(learn, way, epochs)
+    except Exception as e:
+        return {**d, 'way': way, 'error': f'{type(e).__name__}: {e}'[:300], 'findings': [], 'seconds': time.perf_counter() - start}
+    return {**d, 'way': way, 'error': '', 'seconds': time.perf_counter() - start,
+            'findings': [(f.kind, f.level, f.message[:300]) for f in found]}
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    parser.add_argument('--n', type=int, default=60)
+    parser.add_argument('--seed', type=int, default=0)
+    parser.add_argument('--epochs', type=int, default=2)
+    args = parser.parse_args(argv)
+    runs = []
+    for i in range(args.n):
+        r = run_one(draw(i, args.seed), args.epochs)
+        runs.append(r)
+        status = r['error'] or ('; '.join(f"{k} ({l})" for k, l, _ in r['findings']) or 'silent')
+        print(f"{i:4d} {r['family']:11s} {r['way']:23s} n={r['n']:4d} {r['seconds']:5.1f}s  {status}", flush=True)
+    ok = [r for r in runs if not r['error']]
+    alarms = [r for r in ok if any(l in ('error', 'warning') for _, l, _ in r['findings'])]
+    notes = Counter(k for r in ok for k, l, _ in r['findings'] if l == 'info')
+    lo, hi = wilson(len(alarms), len(ok))
+    print(f"\n{len(ok)} Learners trained ({len(runs) - len(ok)} crashed before or during the fit, not counted); "
+          f"false alarms (warning or error): {len(alarms)} of {len(ok)} (95% interval {lo:.3f}-{hi:.3f}); info notes: {dict(notes) or 0}")
+    for r in alarms:
+        for k, l, m in r['findings']: print(f"  draw {r['i']} ({r['family']}, {r['way']}): {k} ({l}): {m}")
+    print('by way:', dict(Counter(r['way'] for r in ok)), 'by family:', dict(Counter(r['family'] for r in ok)))
+
+if __name__ == '__main__': main()
