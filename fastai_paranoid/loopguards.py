@@ -281,7 +281,7 @@ class UpdateGuard(LoopGuard):
     "Every training batch ends with an optimizer step, and every trainable parameter (requires grad, in the optimizer) changes over a fit. Counts the batches that ended without a step (by `CancelStepException`, or a `CancelBatchException` after the backward; fp16 overflows that fastai's `MixedPrecision` skips are by design) and compares each trainable parameter's fingerprint at `before_fit` and `after_fit`: no work per batch beyond a few counters. Levels follow the size: no step at all, or no parameter changed, is an error; more than half the batches without a step (outside gradient accumulation), or 10% or more of the trainable values unchanged, a warning; less, a note"
     order = -8
     def start(self):
-        self.params = [p for p in _opt_params(self.learn.opt) if p.requires_grad]
+        self.params = [p for p in _opt_params(self.learn.opt) if p.requires_grad and p.numel() > 0] # fastai's TabularModel keeps a BatchNorm1d(0) without continuous columns
         self.before = fingerprints([p.detach() for p in self.params])
         self.n_batches, self.n_steps, self.n_overflow = 0, 0, 0
         self.kept = [] # per training batch: ended without `zero_grad` (a `CancelBatchException` after the backward)
