@@ -82,19 +82,19 @@ class StaleGradGuard(LoopGuard):
         self.stale = [] # (epoch, batch, device flag: were its gradients non-zero before its backward?)
         self.cancelled_in = None # the event after which the first skipped `zero_grad`'s batch was cancelled
         self._left = False # did the previous training batch leave its gradients?
-        self._backward = self._zeroed = self._in_step = False
-    def before_batch(self): self._backward = self._zeroed = self._in_step = False
+        self._did_backward = self._zeroed = self._in_step = False
+    def before_batch(self): self._did_backward = self._zeroed = self._in_step = False
     def after_loss(self):
         if not (self.watching and self._left and self.learn.training) or self.by_design: return
         grads = [p.grad for p in self.params if p.grad is not None]
         if grads: self.stale.append((self.learn.epoch, self.learn.iter, _any_nonzero(grads)))
-    def after_backward(self): self._backward = True
+    def after_backward(self): self._did_backward = True
     def before_step(self): self._in_step = True
     def after_step(self): self._zeroed = True
     def after_cancel_batch(self): self._zeroed = False
     def after_batch(self):
         if not (self.watching and self.learn.training): return
-        self._left = self._backward and not self._zeroed
+        self._left = self._did_backward and not self._zeroed
         self.kept.append(self._left)
         if self._left and self.cancelled_in is None: self.cancelled_in = 'before_step' if self._in_step else 'after_backward'
 
@@ -210,15 +210,15 @@ class LostHyperGuard(LoopGuard):
     "Each hyper-parameter a callback or scheduler writes reaches the optimizer the step reads. fastai builds `OptimWrapper.hypers` (and fastai's `Optimizer.param_groups`) anew from the optimizer on each read, so `opt.hypers[i]['lr'] = v` on them changes nothing (fastai issue #4046: `ReduceLROnPlateau` with a wrapped PyTorch optimizer). While it watches a fit, those views hand out dicts that record writes; at each `before_step` and at `after_fit` a write whose value differs from the one the optimizer uses is a finding. Costs nothing per batch unless something writes to a view; reports once per fit"
     def start(self):
         install_view_watch()
-        self.opt = self.learn.opt
-        view_writes.pop(self.opt)
-        view_writes.watched.add(self.opt)
+        self.watched_opt = self.learn.opt
+        view_writes.pop(self.watched_opt)
+        view_writes.watched.add(self.watched_opt)
         self.lost = [] # writes that never reached the optimizer, with when they were found
     def _compare(self, when:str|None='step'):
         opt = self.learn.opt
-        if opt is not self.opt: # a callback built a new optimizer: watch that one
-            view_writes.watched.discard(self.opt)
-            self.opt = opt
+        if opt is not self.watched_opt: # a callback built a new optimizer: watch that one
+            view_writes.watched.discard(self.watched_opt)
+            self.watched_opt = opt
             view_writes.watched.add(opt)
         writes = view_writes.pop(opt)
         if not writes: return
@@ -231,20 +231,20 @@ class LostHyperGuard(LoopGuard):
         if self.watching: self._compare()
     def finish(self):
         self._compare(when=None)
-        view_writes.watched.discard(self.opt)
+        view_writes.watched.discard(self.watched_opt)
         lost, self.lost = self.lost, []
         if not lost: return
         first = lost[0]
         keys = sorted({w['key'] for w in lost})
-        wrapped = isinstance(self.opt, OptimWrapper)
+        wrapped = isinstance(self.watched_opt, OptimWrapper)
         if wrapped and first['view'] == 'hypers':
-            torch_opt = type(self.opt.opt).__name__
-            where = f"the wrapped {torch_opt}'s param_groups[{first['group']}]['{_torch_key(self.opt, first['key'])}']"
+            torch_opt = type(self.watched_opt.opt).__name__
+            where = f"the wrapped {torch_opt}'s param_groups[{first['group']}]['{_torch_key(self.watched_opt, first['key'])}']"
             why = (f"OptimWrapper.hypers builds new dicts from {torch_opt}'s param_groups on each read, so a write to "
                    f"them is lost (fastai issue #4046)")
         else:
             where = f"learn.opt.hypers[{first['group']}]['{first['key']}']"
-            why = f"{type(self.opt).__name__}.param_groups builds new dicts on each read, so a write to them is lost"
+            why = f"{type(self.watched_opt).__name__}.param_groups builds new dicts on each read, so a write to them is lost"
         fix = f"set hyper-parameters with learn.opt.set_hyper('{first['key']}', value), which writes where the step reads"
         if wrapped: fix += ("; a fastai callback that writes opt.hypers (ReduceLROnPlateau) works with fastai's own "
                             "optimizers: opt_func=SGD or Adam instead of OptimWrapper")
@@ -281,12 +281,12 @@ class UpdateGuard(LoopGuard):
     "Every training batch ends with an optimizer step, and every trainable parameter (requires grad, in the optimizer) changes over a fit. Counts the batches that ended without a step (by `CancelStepException`, or a `CancelBatchException` after the backward; fp16 overflows that fastai's `MixedPrecision` skips are by design) and compares each trainable parameter's fingerprint at `before_fit` and `after_fit`: no work per batch beyond a few counters. Levels follow the size: no step at all, or no parameter changed, is an error; more than half the batches without a step (outside gradient accumulation), or 10% or more of the trainable values unchanged, a warning; less, a note"
     order = -8
     def start(self):
-        self.params = [p for p in _opt_params(self.learn.opt) if p.requires_grad]
+        self.params = [p for p in _opt_params(self.learn.opt) if p.requires_grad and p.numel() > 0] # fastai's TabularModel keeps a BatchNorm1d(0) without continuous columns
         self.before = fingerprints([p.detach() for p in self.params])
         self.n_batches, self.n_steps, self.n_overflow = 0, 0, 0
         self.kept = [] # per training batch: ended without `zero_grad` (a `CancelBatchException` after the backward)
-    def before_batch(self): self._backward = self._step_cancelled = self._stepped = self._zeroed = False
-    def after_backward(self): self._backward = True
+    def before_batch(self): self._did_backward = self._step_cancelled = self._stepped = self._zeroed = False
+    def after_backward(self): self._did_backward = True
     def after_cancel_step(self): self._step_cancelled = True
     def after_step(self):
         self._stepped = not self._step_cancelled
@@ -297,7 +297,7 @@ class UpdateGuard(LoopGuard):
         self.n_batches += 1
         self.n_steps += self._stepped
         if self._step_cancelled and getattr(self.learn.__dict__.get('mixed_precision'), 'skipped', False): self.n_overflow += 1
-        self.kept.append(self._backward and not self._zeroed)
+        self.kept.append(self._did_backward and not self._zeroed)
 
     def finish(self):
         if self.n_batches == 0: return
