@@ -15,6 +15,8 @@ from .distributed import CrossRankConsistency, DistributedCPU, DistributedValidP
 from .bn import EmptyFreezeGuard # fine_tune's frozen phase on a Learner that freeze() cannot freeze (one parameter group)
 from . import splitprint as _splitprint
 from .splitprint import SplitFingerprint # learn.save records the training split beside the weights, learn.load counts the overlap
+from . import fitchecks as _fitchecks
+from .fitchecks import FITCHECK_GUARDS # the loss's shapes, a frozen head, strict=False loads, the training data's order
 
 # %% auto #0
 __all__ = ['PARANOID_GUARDS', 'PreserveLRFindRNG', 'PreserveLRFindGrads', 'ParanoidInstaller', 'paranoid', 'is_paranoid',
@@ -54,6 +56,7 @@ class PreserveLRFindGrads(Guard):
 # %% ../nbs/23_paranoid.ipynb #28dca7c3
 PARANOID_GUARDS = [StateLeakDetector, PreserveLRFindRNG, PreserveLRFindGrads, CrossRankConsistency, DistributedCPU, SplitFingerprint,
                    EmptyFreezeGuard, DistributedValidPadding]
+PARANOID_GUARDS += FITCHECK_GUARDS
 
 _settings = {'on': False, 'guards': [], 'on_finding': 'warn'}
 _added = weakref.WeakKeyDictionary() # Learner -> weak references to the guards paranoid() gave it (a strong one would keep the Learner alive): not a type test but the record of which instances paranoid(False) removes (not those the user added), and which the checks' copies leave out (a class given to `guards=` need not be a `Guard`)
@@ -136,6 +139,7 @@ def is_paranoid()->bool:
     return _settings['on'] and ParanoidInstaller in defaults.callbacks
 
 _splitprint._keep_installed.append(is_paranoid) # `learn.save`/`learn.load`'s wrappers stay while paranoid() is on
+_fitchecks._keep_installed.append(is_paranoid) # so does `load_model`'s
 
 # %% ../nbs/23_paranoid.ipynb #4ffff0f9
 import os, sys, contextlib
