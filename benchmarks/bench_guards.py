@@ -1,12 +1,13 @@
-"""Overhead of NaNGuard and RNGAudit on a fit, as ratios to the same fit without them (measured in the same run).
-Run by hand: `python benchmarks/bench_guards.py`. Timings on a shared machine are noisy: read the ratios, best of `REPEATS`."""
-import time, warnings
+"""Overhead of NaNGuard, RNGAudit and 14_fitchecks' guards on a fit, as ratios to the same fit without them (measured in the same run).
+Run by hand: `python benchmarks/bench_guards.py [VARIANT...]` (substrings of the variants' names: only those run). Timings on a shared machine are noisy: read the ratios, best of `REPEATS`."""
+import sys, time, warnings
 import torch
 from torch import nn
 import fastai.callback.progress   # learn.no_bar()
 from fastai_paranoid.fixtures import digits_dls, digits_trunk, transfer_model, xor_dls, build_mlp
 from fastai_paranoid.fresh import fresh_learner
 from fastai_paranoid.guards import NaNGuard, RNGAudit
+from fastai_paranoid.fitchecks import FITCHECK_GUARDS
 
 REPEATS, EPOCHS = 3, 5
 torch.set_num_threads(1)
@@ -51,7 +52,10 @@ def nan_guard_now():
     return [NaNGuard()]
 
 variants = {'NaNGuard, before (isfinite().all())': nan_guard_before, 'NaNGuard': nan_guard_now, 'NaNGuard(watch_modules=False)': lambda: [NaNGuard(watch_modules=False)],
-            'RNGAudit': lambda: [RNGAudit()], 'both': lambda: [NaNGuard(), RNGAudit()]}
+            'RNGAudit': lambda: [RNGAudit()], 'both': lambda: [NaNGuard(), RNGAudit()],
+            'fit checks (LossShape, FrozenHead, Load, DataOrder)': lambda: [g() for g in FITCHECK_GUARDS]}
+only = sys.argv[1:]
+variants = {k: v for k, v in variants.items() if not only or any(o in k for o in only)}
 for task, (dls_fn, model_fn) in tasks.items():
     base = fit_seconds(dls_fn, model_fn, [])
     print(f"{task}: baseline {base:.2f}s for {EPOCHS} epochs")

@@ -281,8 +281,11 @@ def _guard_for(model)->LoadGuard|None:
 def _load_model(file, model, opt, with_opt=True, device=None, strict=True, **torch_load_kwargs):
     fastai_fn = _fastai_load_model.get('load_model') or _fastai_learner.load_model
     if fastai_fn is _load_model: raise RuntimeError("fastai_paranoid: fastai's load_model was lost") # never: install keeps it
-    if strict: return fastai_fn(file, model, opt, with_opt=with_opt, device=device, strict=strict, **torch_load_kwargs)
     target = unwrap_model(model) # what fastai's `get_model` loads into
+    guard = _guard_for(target)
+    if guard is None: _uninstall_if_unused() # the last guarded Learner is gone and paranoid() is off: fastai's function goes back
+    watched = guard is not None or any(still_on() for still_on in _keep_installed)
+    if strict or not watched: return fastai_fn(file, model, opt, with_opt=with_opt, device=device, strict=strict, **torch_load_kwargs)
     before = target.state_dict()
     names = list(before)
     prints = fingerprints(list(before.values()))
@@ -297,7 +300,6 @@ def _load_model(file, model, opt, with_opt=True, device=None, strict=True, **tor
     missing, unexpected = [k for k in names if k not in in_checkpoint], [k for k in seen[-1] if k not in before]
     finding = load_finding(_shown(file), len(names), missing, unexpected, changed)
     if finding is None: return res
-    guard = _guard_for(target)
     emit(finding, on_finding=guard.on_finding if guard is not None else 'warn', stacklevel=3,
          learn=guard.learn if guard is not None else None)
     return res
