@@ -3,7 +3,7 @@ Learners: the draws of `bench_healthy500.py` (MLP on digits, small CNN, resnet18
 an unscaled regression, collab_learner), each fitted for 2 epochs with the four guards, then saved and loaded back with
 `strict=False` (a load that matches). Every finding is a false alarm; per guard, the count with a 95% Wilson interval.
 
-Run by hand from the repository root: `python benchmarks/bench_fitchecks.py [--n 100] [--seed 0]`."""
+Run by hand from the repository root: `python benchmarks/bench_fitchecks.py [--n 100] [--seed 0] [--start 0]`."""
 import argparse, sys, tempfile, time, warnings
 from collections import Counter
 from pathlib import Path
@@ -37,9 +37,10 @@ if __name__ == '__main__':
     ap = argparse.ArgumentParser()
     ap.add_argument('--n', type=int, default=100)
     ap.add_argument('--seed', type=int, default=0)
+    ap.add_argument('--start', type=int, default=0) # the first draw's index (to extend an earlier run)
     args = ap.parse_args()
     runs = []
-    for i in range(args.n):
+    for i in range(args.start, args.start + args.n):
         r = run_one(draw(i, args.seed))
         runs.append(r)
         print(f"draw {i:3d} {r['family']:<11} n={r['n']:<4} {r['seconds']:5.1f}s  " + (r['error'][:120] or ', '.join(k for _, k, _, _ in r['found']) or 'silent'), flush=True)
