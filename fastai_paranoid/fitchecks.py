@@ -403,7 +403,7 @@ class DataOrderGuard(Guard):
     def after_train(self):
         batches, self._batches = self._batches, None
         if not batches: return
-        labels = torch.cat([b.reshape(-1).cpu() for b in batches]).numpy()[:self.max_labels]
+        labels = torch.cat([b.reshape(-1) for b in batches]).cpu().numpy()[:self.max_labels] # one transfer per pass
         if self._first is None:
             self._first, self._sorted = labels, sorted_runs(labels, self.alpha)
             if self._sorted is None: self.done = True # a shuffled order: nothing more to watch
