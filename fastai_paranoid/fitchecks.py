@@ -30,9 +30,13 @@ def broadcast_growth(pred_shape, # the shape of the model's outputs
                      target_shape, # the shape of the targets
                     )->torch.Size|None:
     "The shape `pred_shape` and `target_shape` broadcast to, when it holds more elements than both; None when it does not, or they do not broadcast"
-    try: shape = torch.broadcast_shapes(pred_shape, target_shape)
-    except RuntimeError: return None
-    return shape if math.prod(shape) > max(math.prod(pred_shape), math.prod(target_shape)) else None
+    # PyTorch's rule, in plain Python: `torch.broadcast_shapes` imports sympy at its first call (over a second)
+    a, b = tuple(pred_shape), tuple(target_shape)
+    n = max(len(a), len(b))
+    a, b = (1,) * (n - len(a)) + a, (1,) * (n - len(b)) + b
+    if any(x != y and 1 not in (x, y) for x, y in zip(a, b)): return None
+    shape = torch.Size(max(x, y) if 1 not in (x, y) else x * y for x, y in zip(a, b))
+    return shape if math.prod(shape) > max(math.prod(a), math.prod(b)) else None
 
 class _BroadcastWatch(TorchFunctionMode):
     "Remember the first torch function called with a tensor of `pred_shape` and one of `target_shape` (a loss's `mse_loss(pred, y)` or `pred - y`)"
