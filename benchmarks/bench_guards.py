@@ -1,4 +1,4 @@
-"""Overhead of NaNGuard, RNGAudit and the loop guards (13_loopguards) on a fit, as ratios to the same fit without them (measured in the same run).
+"""Overhead of NaNGuard, RNGAudit, the loop guards (13_loopguards) and the fit checks (14_fitchecks) on a fit, as ratios to the same fit without them (measured in the same run).
 Run by hand: `python benchmarks/bench_guards.py [WORD ...]` (only the variants whose name holds a WORD, e.g. `loop`). Timings on a shared machine are noisy: read the ratios, best of `REPEATS`."""
 import sys, time, warnings
 import torch
@@ -8,6 +8,7 @@ from fastai_paranoid.fixtures import digits_dls, digits_trunk, transfer_model, x
 from fastai_paranoid.fresh import fresh_learner
 from fastai_paranoid.guards import NaNGuard, RNGAudit
 from fastai_paranoid.loopguards import LOOP_GUARDS
+from fastai_paranoid.fitchecks import FITCHECK_GUARDS
 
 REPEATS, EPOCHS = 3, 5
 torch.set_num_threads(1)
@@ -53,7 +54,8 @@ def nan_guard_now():
 
 variants = {'NaNGuard, before (isfinite().all())': nan_guard_before, 'NaNGuard': nan_guard_now, 'NaNGuard(watch_modules=False)': lambda: [NaNGuard(watch_modules=False)],
             'RNGAudit': lambda: [RNGAudit()], 'both': lambda: [NaNGuard(), RNGAudit()],
-            **{f'loop: {g.__name__}': (lambda g=g: [g()]) for g in LOOP_GUARDS}, 'loop: all four': lambda: [g() for g in LOOP_GUARDS]}
+            **{f'loop: {g.__name__}': (lambda g=g: [g()]) for g in LOOP_GUARDS}, 'loop: all four': lambda: [g() for g in LOOP_GUARDS],
+            'fit checks (LossShape, FrozenHead, Load, DataOrder)': lambda: [g() for g in FITCHECK_GUARDS]}
 wanted = sys.argv[1:]
 if wanted: variants = {name: v for name, v in variants.items() if any(w in name for w in wanted)}
 for task, (dls_fn, model_fn) in tasks.items():

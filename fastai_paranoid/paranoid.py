@@ -16,6 +16,8 @@ from .bn import EmptyFreezeGuard # fine_tune's frozen phase on a Learner that fr
 from . import splitprint as _splitprint
 from .splitprint import SplitFingerprint # learn.save records the training split beside the weights, learn.load counts the overlap
 from .loopguards import LOOP_GUARDS # the real fit's invariants: fresh gradients, hyper-parameters that reach the optimizer, steps that move every parameter, no tensor outside the model
+from . import fitchecks as _fitchecks
+from .fitchecks import FITCHECK_GUARDS # the loss's shapes, a frozen head, strict=False loads, the training data's order
 
 # %% auto #0
 __all__ = ['PARANOID_GUARDS', 'PreserveLRFindRNG', 'PreserveLRFindGrads', 'ParanoidInstaller', 'paranoid', 'is_paranoid',
@@ -56,6 +58,7 @@ class PreserveLRFindGrads(Guard):
 PARANOID_GUARDS = [StateLeakDetector, PreserveLRFindRNG, PreserveLRFindGrads, CrossRankConsistency, DistributedCPU, SplitFingerprint,
                    EmptyFreezeGuard, DistributedValidPadding]
 PARANOID_GUARDS += LOOP_GUARDS
+PARANOID_GUARDS += FITCHECK_GUARDS
 
 _settings = {'on': False, 'guards': [], 'on_finding': 'warn'}
 _added = weakref.WeakKeyDictionary() # Learner -> weak references to the guards paranoid() gave it (a strong one would keep the Learner alive): not a type test but the record of which instances paranoid(False) removes (not those the user added), and which the checks' copies leave out (a class given to `guards=` need not be a `Guard`)
@@ -138,6 +141,7 @@ def is_paranoid()->bool:
     return _settings['on'] and ParanoidInstaller in defaults.callbacks
 
 _splitprint._keep_installed.append(is_paranoid) # `learn.save`/`learn.load`'s wrappers stay while paranoid() is on
+_fitchecks._keep_installed.append(is_paranoid) # so does `load_model`'s
 
 # %% ../nbs/23_paranoid.ipynb #4ffff0f9
 import os, sys, contextlib

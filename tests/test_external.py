@@ -98,6 +98,20 @@ def loop_cases_checked(tmp_path_factory):
     "One `fastai-paranoid check --json` over the loop bugs, their twins and their healthy neighbours"
     out = tmp_path_factory.mktemp('loop_cases') / 'check.json'
     files = [str(EXTERNAL / f) for bug, _ in LOOP_CASES for f in (bug, _twin(bug))] + [str(EXTERNAL / f) for f in LOOP_NEIGHBOURS]
+
+# --- Issue 26, parts 3-6 (14_fitchecks): four silent bugs users reported, each with its fixed twin, checked in one run. The
+# guards watch the real fit (or wrap `load_model`), so the finding names the cause: the loss's shapes, a frozen head, a
+# strict=False load that loaded nothing, a training loader that gives the labels class by class.
+FIT_CASES = [('user_bug_31_mseloss_broadcast.py', 'loss_shape_broadcast'),        # nn.MSELoss on [bs, 1] outputs and [bs] targets
+             ('user_bug_32_only_batchnorm_trains.py', 'only_norm_trains'),        # everything frozen but BatchNorm, the new head too
+             ('user_bug_33_ddp_prefix_strict_false.py', 'load_strict_false'),     # a `module.`-prefixed checkpoint, strict=False
+             ('user_bug_34_unshuffled_class_sorted.py', 'unshuffled_training_data')] # a plain DataLoader without shuffle=True, data by class
+
+@pytest.fixture(scope='module')
+def fit_cases_checked(tmp_path_factory):
+    "One `fastai-paranoid check --json` over issue 26's fit cases and their twins: (its output, {file name: JSON record})"
+    out = tmp_path_factory.mktemp('fit_cases') / 'check.json'
+    files = [str(EXTERNAL / f) for bug, _ in FIT_CASES for f in (bug, _twin(bug))]
     res = command('check', '--json', str(out), '--n-workers', '2', *files, cwd=EXTERNAL, timeout=400)
     assert out.exists(), f"no JSON written (exit {res.returncode}):\n{res.stdout[-3000:]}\n{res.stderr[-3000:]}"
     assert res.returncode == 1, res.stdout[-3000:]
@@ -117,3 +131,12 @@ def test_loop_bug_is_caught_and_its_twin_is_silent(loop_cases_checked, bug, kind
 def test_loop_healthy_neighbour_is_silent(loop_cases_checked, script):
     stdout, records = loop_cases_checked
     assert records[script]['status'] == 'clean' and records[script]['findings'] == [], f"{script}: {records[script]['findings']}\n{stdout[-3000:]}"
+
+@pytest.mark.xdist_group('fit_cases')
+@pytest.mark.parametrize('bug,kind', FIT_CASES, ids=[b.removeprefix('user_bug_').removesuffix('.py') for b, _ in FIT_CASES])
+def test_fit_bug_is_caught_and_its_twin_is_silent(fit_cases_checked, bug, kind):
+    stdout, records = fit_cases_checked
+    rec, twin = records[bug], records[_twin(bug)]
+    named = {f.get('kind'): f.get('level') for f in rec['findings']}
+    assert rec['status'] == 'findings' and named.get(kind) in ('error', 'warning'), f"{bug}: expected a {kind} finding, got {named}\n{stdout[-3000:]}"
+    assert twin['status'] == 'clean', f"{_twin(bug)} is healthy, yet it has findings: {twin['findings']}\n{stdout[-3000:]}"
