@@ -100,7 +100,7 @@ def _check_parser():
     p.add_argument('--verbose', action='store_true', help="let the checked code's output through as it runs")
     p.add_argument('--cell-timeout', '--cell_timeout', dest='cell_timeout', type=int, default=None, metavar='SECONDS', help="seconds a notebook cell may run (default: the project's cell_timeout)")
     p.add_argument('--no-sanity', dest='sanity', action='store_false', help="don't run learn.sanity_check() before each Learner's first fit (the NaN guard and the other guards stay)")
-    p.add_argument('--sanity-budget', '--sanity_budget', dest='sanity_budget', type=_positive_seconds, default=None, metavar='SECONDS', help="a generous wall-clock safety net for the sanity checks of each Learner (default: 20 s); a check it stops is reported 'incomplete', never judged on less")
+    p.add_argument('--sanity-budget', '--sanity_budget', dest='sanity_budget', type=_positive_seconds, default=None, metavar='SECONDS', help="a generous wall-clock safety net for each sanity check (default: 300 s); a check it stops is reported 'incomplete', never judged on less")
     return p
 
 def _positive_seconds(text):

@@ -24,7 +24,7 @@ def pytest_addoption(parser):
     group.addoption('--paranoid-no-sanity', action='store_false', dest='paranoid_sanity', default=True,
                     help="with --paranoid: don't run learn.sanity_check() before each Learner's first fit")
     group.addoption('--paranoid-sanity-budget', type=float, dest='paranoid_sanity_budget', default=None,
-                    help="with --paranoid: seconds of sanity checks per Learner (default: 20)")
+                    help="with --paranoid: the sanity checks' wall-clock safety net, seconds per check (default: 300); a check it stops is reported 'incomplete'")
 
 def pytest_configure(config):
     mode = config.getoption('paranoid', None)

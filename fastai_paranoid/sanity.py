@@ -93,9 +93,9 @@ def _resolve_checks(checks):
     return res
 
 def default_budget(learn:Learner)->float:
-    "The wall-clock safety net of each check under `learn.sanity_check()`, in seconds: 60 on CPU, 30 on a GPU (about ten times what a check's work takes on a resnet on small images)"
+    "The wall-clock safety net of each check under `learn.sanity_check()`, in seconds: 300 on CPU, 120 on a GPU: many times what a check's work takes on a quiet machine (20 s for resnet18's check_lr), so that a loaded or slower machine does not change a verdict"
     device = next(iter(learn.model.parameters()), torch.empty(0)).device
-    return 30.0 if device.type == 'cuda' else 60.0
+    return 120.0 if device.type == 'cuda' else 300.0
 
 def _incomplete(name:str, e:CheckIncomplete, budget:float)->CheckResult:
     "The result of a check its safety net stopped: it judges nothing, and says how to let it finish"
@@ -130,7 +130,7 @@ def sanity_check(self:Learner,
                  settings:dict|None=None, # check name -> keyword arguments for it, e.g. {'check_overfit_one_batch': {'max_steps': 500}}
                  progress:bool=True, # show a progress bar
                  lr:float|None=None, # the learning rate you train with (default: learn.lr), for the checks that train
-                 budget:float|None=None, # the safety net: seconds each check may take before it is stopped and reported 'incomplete' (default: `default_budget`, 60 on CPU); it never sizes a check's work
+                 budget:float|None=None, # the safety net: seconds each check may take before it is stopped and reported 'incomplete' (default: `default_budget`, 300 on CPU); it never sizes a check's work
                  on_fail=DEPRECATED, # the old name of `on_finding`
                 )->SanityReport:
     "Run sanity checks on copies of this Learner's model, with its data and loss, and report: the Learner is left exactly as it was. Each check's work follows from the model and the data; `budget` only stops a check that runs far too long"

@@ -198,7 +198,7 @@ def test_on_finding_none(buggy_learner):
         warnings.simplefilter('error')
         report = buggy_learner.sanity_check(checks=MODEL_CHECKS, on_finding=None, progress=False)
     assert len(report.failed) == 2
-    assert 'Sanity check: 2 passed, 2 failed, 1 skipped (' in str(report) and 'safety net 60 s per check' in str(report)
+    assert 'Sanity check: 2 passed, 2 failed, 1 skipped (' in str(report) and 'safety net 300 s per check' in str(report)
 
 def test_crashing_check_is_reported(buggy_learner):
     def check_broken(learn): return 1 / 0
