@@ -17,6 +17,7 @@ from .datachecks import *
 from .modelchecks import *
 from .guards import *
 from .loopguards import *
+from .fitchecks import *
 from .distributed import *
 from .checkrun import *
 from .splitprint import *

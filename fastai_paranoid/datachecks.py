@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 import torch
 from torch import nn
 from .core import CheckResult, register_check, preserve_rng, rng_fingerprint, module_paths, CHECK_ALPHA
+from .compat import fastai_class
 from .checkutils import Deadline, copy_model, first_tensor as _first_tensor, SHARED, sharing, _stamps, new_loader
 
 def _plain(t):
@@ -692,8 +693,7 @@ def _sampled_inputs(learn, max_items:int, deadline:Deadline)->tuple:
 def _input_kinds(learn)->list:
     "Per input, how the user's pipeline can normalize it: 'tabular' (a `TabDataLoader`: `procs=[Normalize]`), 'image' (a `TensorImage` in a fastai `TfmdDL`: `Normalize` as a batch transform), or 'tensor' (plain tensors: fastai's `Normalize` leaves them alone, so standardize them in the Dataset)"
     dl = learn.dls.train
-    tabular = sys.modules.get('fastai.tabular.core') # loaded whenever a TabDataLoader exists
-    if tabular is not None and isinstance(dl, tabular.TabDataLoader): return ['tabular'] * _n_inp(learn.dls)
+    if isinstance(dl, fastai_class('fastai.tabular.core', 'TabDataLoader')): return ['tabular'] * _n_inp(learn.dls) # loaded whenever a TabDataLoader exists
     kinds = ['tensor'] * _n_inp(learn.dls)
     if not hasattr(dl, 'after_batch') or not hasattr(dl, 'new'): return kinds
     from fastai.torch_core import TensorImageBase

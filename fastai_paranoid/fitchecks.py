@@ -18,7 +18,7 @@ from .deploy import Guard
 
 # %% auto #0
 __all__ = ['MIN_RUN_RATIO', 'MIN_LABELS', 'FITCHECK_GUARDS', 'LossShapeWarning', 'broadcast_growth', 'loss_shape_finding',
-           'LossShapeGuard', 'FrozenHeadWarning', 'optimizer_params', 'trainable_share', 'frozen_head_finding',
+           'LossShapeGuard', 'FrozenHeadWarning', 'stepped_params', 'trainable_share', 'frozen_head_finding',
            'FrozenHeadGuard', 'LoadWarning', 'key_prefix', 'load_finding', 'LoadGuard', 'install_load_patch',
            'remove_load_patch', 'DataOrderWarning', 'label_runs', 'sorted_runs', 'data_order_finding', 'DataOrderGuard']
 
@@ -102,7 +102,7 @@ class FrozenHeadWarning(ParanoidWarning):
 
 _NORM_TYPES = (nn.modules.batchnorm._NormBase, nn.LayerNorm, nn.GroupNorm, nn.LocalResponseNorm)
 
-def optimizer_params(opt)->set|None:
+def stepped_params(opt)->set|None:
     "The ids of the parameters `opt` steps (a fastai `Optimizer` or `OptimWrapper`, or a PyTorch optimizer); None when there is no optimizer"
     if opt is None: return None
     lists = getattr(opt, 'param_lists', None)
@@ -113,7 +113,7 @@ def trainable_share(model:nn.Module, # the model
                     opt=None, # its optimizer (None: requires_grad alone decides)
                    )->tuple:
     "`(trainable, total)` numbers of parameter elements: a parameter trains when it requires a gradient and `opt` steps it"
-    stepped = optimizer_params(opt)
+    stepped = stepped_params(opt)
     params = list(model.parameters())
     trains = lambda p: p.requires_grad and (stepped is None or id(p) in stepped)
     return sum(p.numel() for p in params if trains(p)), sum(p.numel() for p in params)
@@ -123,7 +123,7 @@ def frozen_head_finding(model:nn.Module, # the model
                         opt=None, # its optimizer
                        )->Finding|None:
     "A finding when the head does not train, or when only normalization layers train (None when the head trains)"
-    stepped = optimizer_params(opt)
+    stepped = stepped_params(opt)
     trains = lambda p: p.requires_grad and (stepped is None or id(p) in stepped)
     if any(trains(p) for p in head.parameters(recurse=False)): return None
     paths = module_paths(model)

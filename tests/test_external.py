@@ -98,6 +98,10 @@ def loop_cases_checked(tmp_path_factory):
     "One `fastai-paranoid check --json` over the loop bugs, their twins and their healthy neighbours"
     out = tmp_path_factory.mktemp('loop_cases') / 'check.json'
     files = [str(EXTERNAL / f) for bug, _ in LOOP_CASES for f in (bug, _twin(bug))] + [str(EXTERNAL / f) for f in LOOP_NEIGHBOURS]
+    res = command('check', '--json', str(out), '--n-workers', '2', *files, cwd=EXTERNAL, timeout=1500)
+    assert out.exists(), f"no JSON written (exit {res.returncode}):\n{res.stdout[-3000:]}\n{res.stderr[-3000:]}"
+    assert res.returncode == 1, res.stdout[-3000:]
+    return res.stdout, {Path(r['path']).name: r for r in json.loads(out.read_text())['files']}
 
 # --- Issue 26, parts 3-6 (14_fitchecks): four silent bugs users reported, each with its fixed twin, checked in one run. The
 # guards watch the real fit (or wrap `load_model`), so the finding names the cause: the loss's shapes, a frozen head, a
