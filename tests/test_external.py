@@ -65,15 +65,19 @@ USER_CASES = [('user_bug_04_tracker_mae.py', 'check_tracker_monitor'),      # Sa
 
 def _twin(bug): return bug.replace('user_bug_', 'user_fixed_')
 
+def _checked(out, files:list)->tuple:
+    "One `fastai-paranoid check --json out` over `files`, planted bugs among them (exit 1): (its output, {file name: JSON record})"
+    res = command('check', '--json', str(out), '--n-workers', '2', *files, cwd=EXTERNAL, timeout=1500)
+    assert out.exists(), f"no JSON written (exit {res.returncode}):\n{res.stdout[-3000:]}\n{res.stderr[-3000:]}"
+    assert res.returncode == 1, res.stdout[-3000:] # planted bugs among the files
+    return res.stdout, {Path(r['path']).name: r for r in json.loads(out.read_text())['files']}
+
 @pytest.fixture(scope='module')
 def user_cases_checked(tmp_path_factory):
     "One `fastai-paranoid check --json` over the bugs and their twins: (its output, {file name: JSON record})"
     out = tmp_path_factory.mktemp('user_cases') / 'check.json'
     files = [str(EXTERNAL / f) for bug, _ in USER_CASES for f in (bug, _twin(bug))]
-    res = command('check', '--json', str(out), '--n-workers', '2', *files, cwd=EXTERNAL, timeout=1500)
-    assert out.exists(), f"no JSON written (exit {res.returncode}):\n{res.stdout[-3000:]}\n{res.stderr[-3000:]}"
-    assert res.returncode == 1, res.stdout[-3000:] # planted bugs among the files
-    return res.stdout, {Path(r['path']).name: r for r in json.loads(out.read_text())['files']}
+    return _checked(out, files)
 
 @pytest.mark.xdist_group('user_cases') # one check over all the cases (module fixture): one worker builds it
 @pytest.mark.parametrize('bug,check', USER_CASES, ids=[b.removeprefix('user_bug_').removesuffix('.py') for b, _ in USER_CASES])
@@ -98,10 +102,7 @@ def loop_cases_checked(tmp_path_factory):
     "One `fastai-paranoid check --json` over the loop bugs, their twins and their healthy neighbours"
     out = tmp_path_factory.mktemp('loop_cases') / 'check.json'
     files = [str(EXTERNAL / f) for bug, _ in LOOP_CASES for f in (bug, _twin(bug))] + [str(EXTERNAL / f) for f in LOOP_NEIGHBOURS]
-    res = command('check', '--json', str(out), '--n-workers', '2', *files, cwd=EXTERNAL, timeout=1500)
-    assert out.exists(), f"no JSON written (exit {res.returncode}):\n{res.stdout[-3000:]}\n{res.stderr[-3000:]}"
-    assert res.returncode == 1, res.stdout[-3000:]
-    return res.stdout, {Path(r['path']).name: r for r in json.loads(out.read_text())['files']}
+    return _checked(out, files)
 
 # --- Issue 26, parts 3-6 (14_fitchecks): four silent bugs users reported, each with its fixed twin, checked in one run. The
 # guards watch the real fit (or wrap `load_model`), so the finding names the cause: the loss's shapes, a frozen head, a
@@ -116,10 +117,7 @@ def fit_cases_checked(tmp_path_factory):
     "One `fastai-paranoid check --json` over issue 26's fit cases and their twins: (its output, {file name: JSON record})"
     out = tmp_path_factory.mktemp('fit_cases') / 'check.json'
     files = [str(EXTERNAL / f) for bug, _ in FIT_CASES for f in (bug, _twin(bug))]
-    res = command('check', '--json', str(out), '--n-workers', '2', *files, cwd=EXTERNAL, timeout=1500)
-    assert out.exists(), f"no JSON written (exit {res.returncode}):\n{res.stdout[-3000:]}\n{res.stderr[-3000:]}"
-    assert res.returncode == 1, res.stdout[-3000:]
-    return res.stdout, {Path(r['path']).name: r for r in json.loads(out.read_text())['files']}
+    return _checked(out, files)
 
 @pytest.mark.xdist_group('loop_cases')
 @pytest.mark.parametrize('bug,kind', LOOP_CASES, ids=[b.removeprefix('user_bug_26_').removesuffix('.py') for b, _ in LOOP_CASES])
