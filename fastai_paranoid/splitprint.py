@@ -70,15 +70,46 @@ def item_keys(ds)->tuple:
         import pandas as pd
         return 'dataframe rows', pd.util.hash_pandas_object(items, index=False).to_numpy().astype(np.uint64)
     if items is not None:
-        if len(items) and all(isinstance(o, (int, np.integer)) and not isinstance(o, bool) for o in items):
-            raise TypeError("the items are bare indices into a source this cannot see: the same index may name another item in another session")
+        if len(items) and all(map(_is_index, items)): return 'decoded items', _decoded_keys(ds, items)
         return 'items', np.fromiter((_h64(_item_bytes(o)) for o in items), dtype=np.uint64, count=len(items))
     tensors = getattr(ds, 'tensors', None)
     if isinstance(tensors, (tuple, list)) and tensors and all(isinstance(t, torch.Tensor) for t in tensors):
         return 'dataset items', _tensor_rows(tensors, len(ds))
     return 'dataset items', _read_items(ds)
 
-GENERIC_BUDGET_S = 2.0 # a dataset with neither items nor tensors is read item by item (`ds[i]`): given up past this many seconds
+GENERIC_BUDGET_S = 2.0 # a dataset read item by item (`ds[i]`, or bare-index items through their getters): given up past this many seconds
+
+def _is_index(o)->bool: return isinstance(o, (int, np.integer)) and not isinstance(o, bool)
+
+def _decoding_head(tfms)->list:
+    "The transforms that open a pipeline and read an item the same way in every session and split: up to the first one set up on the training split (`Categorize`, `Normalize`), random, or applied to one split only"
+    random = fastai_class('fastai.vision.augment', 'RandTransform') # a RandTransform exists only once its module was imported
+    head = []
+    for f in getattr(tfms, 'fs', ()):
+        if hasattr(type(f), 'setups') or isinstance(f, random) or getattr(f, 'split_idx', None) is not None: break
+        head.append(f)
+    return head
+
+def _decoded(o, head:list):
+    "The bare index `o` through `head` until it is no longer an index (a `get_x` that reads an array row, a path a `get_y` labels)"
+    for f in head:
+        if not _is_index(o): break
+        o = f(o)
+    return o
+
+def _decoded_keys(ds, items)->np.ndarray:
+    "Keys of items that are bare indices (`range(n)`, `get_x=lambda i: X[i]`), by what each decodes to through the head of every pipeline of `ds` (a fastai `Datasets` or `TfmdLists`); past `GENERIC_BUDGET_S`, given up"
+    tls = getattr(ds, 'tls', None) or ([ds] if hasattr(ds, 'tfms') else [])
+    heads = [_decoding_head(tl.tfms) for tl in tls]
+    if not any(heads):
+        raise TypeError("the items are bare indices that no getter of the dataset reads (not a fastai Datasets with get_x/get_y): "
+                        "the same index may name another item in another session")
+    keys, start = np.empty(len(items), dtype=np.uint64), time.perf_counter()
+    for i, o in enumerate(items):
+        keys[i] = _h64(_item_bytes(tuple(_decoded(o, head) for head in heads)))
+        if time.perf_counter() - start > GENERIC_BUDGET_S:
+            raise TimeoutError(f"decoding {len(items)} bare-index items took over {GENERIC_BUDGET_S} s ({i + 1} decoded)")
+    return keys
 
 def _read_items(ds)->np.ndarray:
     "Keys of `ds[0]`, `ds[1]`...: a dataset that decodes files in `__getitem__` could take minutes, so past `GENERIC_BUDGET_S` it is given up"
@@ -175,7 +206,8 @@ def _judge(learn, weights:Path, saved:dict|None)->tuple:
     n_seen, n_valid = int(seen.sum()), len(valid)
     odds = n_valid * len(saved['keys']) / 2**64
     measured = dict(valid_in_saved_train=n_seen, n_valid=n_valid, share=n_seen / max(n_valid, 1), n_saved_train=int(len(saved['keys'])))
-    claim = f"certain: exact 64-bit hashes of the raw items, chance of one false match {odds:.0e}"
+    what = "the rows their indices read" if kind == 'decoded items' else "the raw items"
+    claim = f"certain: exact 64-bit hashes of {what}, chance of one false match {odds:.0e}"
     if n_seen == 0:
         return CheckResult(name, 'passed', measured, 0, f"none of the {n_valid} validation items was in the training split of {_shown(weights)}.", claim=claim), None
     result = CheckResult(name, 'failed', measured, 0,
