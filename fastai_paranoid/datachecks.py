@@ -980,9 +980,10 @@ def _column_finding(tab, valid, procs:dict, name:str, indicators:dict)->dict|Non
     value = col.iloc[0]
     raw = _raw_value(tab, procs, name, value)
     indicator = next((i for i, c in indicators.items() if c == name), None) # `Age_na`, always True: Age was NaN on every training row
-    missing = _is_missing(raw) or (indicator is not None and tab.items[indicator].nunique() == 1 and _raw_value(tab, procs, indicator, tab.items[indicator].iloc[0]) is True)
+    flagged = indicator is not None and tab.items[indicator].nunique() == 1
+    missing = _is_missing(raw) or (flagged and bool(_raw_value(tab, procs, indicator, tab.items[indicator].iloc[0]) == True))
     res = dict(name=name, kind='missing' if missing else 'constant', raw=raw, n_train=len(col), still_nan=bool(col.isna().all()),
-               indicator=indicator, n_valid=0, valid_same=0)
+               indicator=indicator, filled='FillMissing' in procs, n_valid=0, valid_same=0)
     if valid is not None and name in valid.items:
         vcol = valid.items[name]
         same = vcol.isna() if col.isna().all() else (vcol == value)
@@ -997,7 +998,9 @@ def _feature_text(f:dict)->str:
     valid = f" and {f['valid_same']} of {f['n_valid']} validation rows" if f['n_valid'] else ''
     if f['kind'] == 'missing':
         text = f"`{f['name']}` ({kind}): NaN on all {f['n_train']} training rows{valid}"
-        if f['still_nan']: return text + ", and still NaN after the procs (FillMissing has no median of nothing to fill it with): NaN reaches the model"
+        if f['still_nan']:
+            return text + (", still NaN after the procs (FillMissing fills with the median of the training values, and there are none)" if f['filled']
+                           else ", and no FillMissing in the procs") + ": NaN reaches the model, and every loss is NaN"
         if f['categorical']: return text + ": Categorify coded every row #na#"
         return text + (f": FillMissing filled it with one value, and `{f['indicator']}` is True on every row" if f['indicator'] else '')
     text = f"`{f['name']}` ({kind}): one value on all {f['n_train']} training rows ({_shown_value(f['raw'])}){valid}"
