@@ -140,15 +140,19 @@ class _Memo:
     "State kept across calls, declared: the keys of each dataset already read, the training split each model's weights came with from `learn.load`, the overlaps already reported"
     def __init__(self): self.reset()
     def reset(self):
-        self.keys = weakref.WeakKeyDictionary() # dataset -> (len, kind, keys)
+        self.keys = weakref.WeakKeyDictionary() # dataset -> (len, kind, keys), or (len, None, the error that refused it): a refusal that took GENERIC_BUDGET_S is not paid again at every save
         self.history = weakref.WeakKeyDictionary() # model -> (kind, sorted keys of the training split of the weights it loaded)
         self.reported = weakref.WeakKeyDictionary() # Learner -> digests of the overlaps reported
     def keys_of(self, ds)->tuple:
         known = self.keys.get(ds)
-        if known is not None and known[0] == len(ds): return known[1:]
-        kind, keys = item_keys(ds)
+        if known is not None and known[0] == len(ds):
+            if known[1] is None: raise known[2]
+            return known[1:]
+        try: kind, keys = item_keys(ds)
+        except (TypeError, TimeoutError) as e: kind, keys = None, e
         try: self.keys[ds] = (len(ds), kind, keys)
         except TypeError: pass # not weak-referenceable: read again next time
+        if kind is None: raise keys
         return kind, keys
 
 _memo = _Memo()
