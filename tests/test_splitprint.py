@@ -232,17 +232,27 @@ def image_learner(path, seed):
     block = DataBlock((ImageBlock, CategoryBlock), get_items=get_image_files, get_y=parent_label, splitter=RandomSplitter(), item_tfms=Resize(24))
     return vision_learner(block.dataloaders(path/'imgs', bs=8), resnet18, pretrained=False, path=path)
 
-@pytest.mark.parametrize('kind', ['rows', 'tensors', 'images'])
+def collab_learner_(path, seed):
+    "collab_learner on a ratings frame: user and item ids are the data (a TabularCollab, refused: its rows are stored after Categorify)"
+    from fastai.collab import CollabDataLoaders, collab_learner
+    rng = np.random.default_rng(seed)
+    df = pd.DataFrame({'user': rng.integers(0, 30, 300), 'item': rng.integers(0, 20, 300), 'rating': rng.integers(1, 6, 300).astype(float)})
+    dls = CollabDataLoaders.from_df(df.drop_duplicates(['user', 'item']), valid_pct=0.2, bs=32) # unseeded
+    return collab_learner(dls, n_factors=4, y_range=(0, 5.5), path=path)
+
+@pytest.mark.parametrize('kind', ['rows', 'tensors', 'images', 'indices', 'collab'])
 def test_healthy_flows_are_silent(tmp_path, kind, quiet_fastai):
     n_runs = 3 if kind != 'images' else 1
     for seed in range(n_runs):
         torch.manual_seed(100 + seed)
         with paranoid(guards=[SplitFingerprint]):
             learn = {'rows': lambda: row_learner(tmp_path, None)[0], 'tensors': lambda: tensor_learner(tmp_path, seed),
-                     'images': lambda: image_learner(tmp_path, seed)}[kind]()
+                     'images': lambda: image_learner(tmp_path, seed), 'indices': lambda: index_learner(tmp_path, None),
+                     'collab': lambda: collab_learner_(tmp_path, seed)}[kind]()
             learn.lr_find(num_it=5, show_plot=False)
             learn.fit(2, 1e-3, cbs=SaveModelCallback(fname=f'best{seed}'))
             learn.load(f'best{seed}')
-        assert sidecar_path(tmp_path/f'models/best{seed}.pth').exists()
+        assert sidecar_path(tmp_path/f'models/best{seed}.pth').exists() == (kind != 'collab')
     assert ours(quiet_fastai) == []
-    assert sorted(p.name for p in (tmp_path/'models').iterdir()) == sorted(f'best{s}{e}' for s in range(n_runs) for e in ('.pth', '.split.npz'))
+    sidecars = ('.split.npz',) if kind != 'collab' else () # a TabularCollab's rows are refused: no fingerprint, no finding
+    assert sorted(p.name for p in (tmp_path/'models').iterdir()) == sorted(f'best{s}{e}' for s in range(n_runs) for e in ('.pth',) + sidecars)
