@@ -4,7 +4,7 @@
 
 # %% ../nbs/22_splitprint.ipynb #2f79b05e
 from __future__ import annotations
-import datetime, hashlib, json, logging, os, time, weakref
+import datetime, hashlib, json, logging, os, sys, time, weakref
 from pathlib import Path
 import numpy as np
 import torch
@@ -27,7 +27,7 @@ __all__ = ['GENERIC_BUDGET_S', 'SIDECAR_SUFFIX', 'SplitOverlapWarning', 'item_ke
 
 # %% ../nbs/22_splitprint.ipynb #75155d77
 def _item_bytes(o)->bytes:
-    "The bytes that identify one raw item (a path, a string, a number, an array, a DataFrame row, or a tuple of them); TypeError for anything else"
+    "The bytes that identify one raw item (a path, a string, a number, an array, a DataFrame row, a PIL image, or a tuple of them); TypeError for anything else"
     if isinstance(o, Path): # a file is known by its path and its size: a dataset rebuilt under the same names rarely keeps every size
         try: size = o.stat().st_size
         except OSError: size = -1
@@ -40,6 +40,8 @@ def _item_bytes(o)->bytes:
         if o.dtype == object: return _item_bytes(tuple(o.tolist()))
         return f"a{o.dtype}{o.shape}".encode() + np.ascontiguousarray(o).tobytes()
     if type(o).__name__ == 'Series' and hasattr(o, 'to_numpy'): return _item_bytes(tuple(o.to_numpy().tolist()))
+    pil = sys.modules.get('PIL.Image') # an image a getter decoded (`get_x=lambda i: PILImage.create(arrays[i])`): its mode, size and pixels
+    if pil is not None and isinstance(o, pil.Image): return f"i{o.mode}{o.size}".encode() + o.tobytes()
     if isinstance(o, (tuple, list)): return b't' + b''.join(len(b).to_bytes(8, 'little') + b for b in map(_item_bytes, o))
     raise TypeError(f"an item of type {type(o).__name__} has no stable bytes")
 
