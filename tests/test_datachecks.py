@@ -656,7 +656,7 @@ def titanic_tabular(df, cat_names=('Sex', 'Pclass', 'Title'), cont_names=('Age',
 
 @pytest.mark.parametrize('case,verdict,evidence', [
     ('title_nan', 'warning', "`Title` (categorical): NaN on all 320 training rows and 80 of 80 validation rows: Categorify coded every row #na#"),
-    ('age_nan_filled', 'failed', "`Age` (continuous): NaN on all 320 training rows and 80 of 80 validation rows, and still NaN after the procs"),
+    ('age_nan_filled', 'failed', "`Age` (continuous): NaN on all 320 training rows and 80 of 80 validation rows, still NaN after the procs (FillMissing fills with the median"),
     ('age_nan_no_fill', 'failed', "`Age` (continuous): NaN on all 320 training rows"),
     ('deck_constant', 'info', "`Deck` (categorical): one value on all 320 training rows ('ABC') and 80 of 80 validation rows"),
     ('fare_constant', 'info', "`Fare` (continuous): one value on all 320 training rows (7.25)"),
