@@ -1,5 +1,5 @@
 """False alarms of the data checks (check_label_leak, check_split_duplicates, check_input_normalization,
-check_batch_independence) on healthy Learners written the way fastai users write them, and the planted bugs they must
+check_batch_independence, check_constant_features) on healthy Learners written the way fastai users write them, and the planted bugs they must
 still catch. Run by hand:
 
     python benchmarks/bench_falsealarm_data.py --n 200     # >= 200 healthy Learners (tens of minutes on 2 CPU cores)
@@ -10,7 +10,7 @@ classes; sklearn's digits through a DataBlock; unscaled tabular features through
 vision_learner(resnet18, pretrained=False); the fastai book's n-gram language-model data (3 tokens -> the next);
 a token-stream LMDataLoader; collab_learner on a random ratings frame. Each check runs with the share of a 60 s
 `learn.sanity_check()` budget it gets there."""
-import argparse, math, time, warnings
+import argparse, inspect, math, time, warnings
 import numpy as np
 import pandas as pd
 import torch
@@ -20,10 +20,12 @@ from fastai.data.all import DataBlock, CategoryBlock, TransformBlock, RandomSpli
 from fastai.learner import Learner
 from fastai.losses import CrossEntropyLossFlat
 from fastai_paranoid.datachecks import check_label_leak, check_split_duplicates, check_input_normalization, check_batch_independence
+from fastai_paranoid.datachecks import check_constant_features
 from fastai_paranoid.fixtures import load_digits_tensors
 
-CHECKS = [check_label_leak, check_split_duplicates, check_input_normalization, check_batch_independence]
-BUDGETS = dict(check_label_leak=15.0, check_split_duplicates=5.0, check_input_normalization=2.0, check_batch_independence=None)
+CHECKS = [check_label_leak, check_split_duplicates, check_input_normalization, check_batch_independence, check_constant_features]
+BUDGETS = dict(check_label_leak=15.0, check_split_duplicates=5.0, check_input_normalization=2.0, check_batch_independence=None,
+               check_constant_features=None) # it reads the TabularPandas' columns in memory: no safety net
 ALARMS = ('failed', 'warning', 'error')
 
 def _mlp(d_in, n_out, width=64): return nn.Sequential(nn.Flatten(), nn.Linear(d_in, width), nn.ReLU(), nn.Linear(width, n_out))
@@ -188,15 +190,30 @@ def raw_pixels(seed):
     model = nn.Sequential(nn.Conv2d(1, 8, 3, padding=1), nn.ReLU(), nn.Flatten(), nn.Linear(8 * 64, 10))
     return Learner(_block_dls(x[idx] * 255, y[idx], seed), model, loss_func=CrossEntropyLossFlat())
 
+def title_all_nan(seed):
+    "A Titanic-like frame whose Title (a categorical feature) is NaN on every row: the code that builds it never matches"
+    rng = np.random.default_rng(seed)
+    from fastai.tabular.all import TabularDataLoaders, tabular_learner, Categorify, FillMissing, Normalize
+    n = 300
+    sex = rng.choice(['male', 'female'], n)
+    df = pd.DataFrame({'Sex': sex, 'Age': rng.normal(30, 12, n), 'Fare': rng.exponential(30, n), 'Title': None,
+                       'Survived': np.where((sex == 'female') | (rng.random(n) < 0.2), 'yes', 'no')})
+    splits = RandomSplitter(valid_pct=0.2, seed=seed)(range(n))
+    dls = TabularDataLoaders.from_df(df, procs=[Categorify, FillMissing, Normalize], cat_names=['Sex', 'Title'], cont_names=['Age', 'Fare'],
+                                     y_names='Survived', valid_idx=list(splits[1]), bs=32, num_workers=0)
+    return tabular_learner(dls, layers=[10, 10])
+
 PLANTED = [('valid set copied from train', valid_copied, 'check_split_duplicates', ('failed',)),
            ('oversampling before the split', oversampled_before_split, 'check_split_duplicates', ('failed',)),
            ('oversampling before the split', oversampled_before_split, 'check_label_leak', ('warning',)),
            ('labels that leak (near copies)', near_copies_random_labels, 'check_label_leak', ('warning',)),
            ('class-sorted split by position', sorted_split, 'check_split_duplicates', ('warning',)),
-           ('raw 0-255 pixels, plain CNN', raw_pixels, 'check_input_normalization', ('warning',))]
+           ('raw 0-255 pixels, plain CNN', raw_pixels, 'check_input_normalization', ('warning',)),
+           ('tabular feature NaN on every row', title_all_nan, 'check_constant_features', ('warning',))]
 
 def run_check(check, learn):
-    try: return check(learn, budget=BUDGETS[check.__name__]).verdict
+    budget = {'budget': BUDGETS[check.__name__]} if 'budget' in inspect.signature(check).parameters else {}
+    try: return check(learn, **budget).verdict
     except Exception as e: return f'error ({type(e).__name__}: {e})'
 
 def interval(k, n, conf=0.95):

@@ -4,7 +4,7 @@
 
 # %% ../nbs/22_splitprint.ipynb #2f79b05e
 from __future__ import annotations
-import datetime, hashlib, json, logging, os, time, weakref
+import datetime, hashlib, json, logging, os, sys, time, weakref
 from pathlib import Path
 import numpy as np
 import torch
@@ -27,7 +27,7 @@ __all__ = ['GENERIC_BUDGET_S', 'SIDECAR_SUFFIX', 'SplitOverlapWarning', 'item_ke
 
 # %% ../nbs/22_splitprint.ipynb #75155d77
 def _item_bytes(o)->bytes:
-    "The bytes that identify one raw item (a path, a string, a number, an array, a DataFrame row, or a tuple of them); TypeError for anything else"
+    "The bytes that identify one raw item (a path, a string, a number, an array, a DataFrame row, a PIL image, or a tuple of them); TypeError for anything else"
     if isinstance(o, Path): # a file is known by its path and its size: a dataset rebuilt under the same names rarely keeps every size
         try: size = o.stat().st_size
         except OSError: size = -1
@@ -40,6 +40,8 @@ def _item_bytes(o)->bytes:
         if o.dtype == object: return _item_bytes(tuple(o.tolist()))
         return f"a{o.dtype}{o.shape}".encode() + np.ascontiguousarray(o).tobytes()
     if type(o).__name__ == 'Series' and hasattr(o, 'to_numpy'): return _item_bytes(tuple(o.to_numpy().tolist()))
+    pil = sys.modules.get('PIL.Image') # an image a getter decoded (`get_x=lambda i: PILImage.create(arrays[i])`): its mode, size and pixels
+    if pil is not None and isinstance(o, pil.Image): return f"i{o.mode}{o.size}".encode() + o.tobytes()
     if isinstance(o, (tuple, list)): return b't' + b''.join(len(b).to_bytes(8, 'little') + b for b in map(_item_bytes, o))
     raise TypeError(f"an item of type {type(o).__name__} has no stable bytes")
 
@@ -70,15 +72,46 @@ def item_keys(ds)->tuple:
         import pandas as pd
         return 'dataframe rows', pd.util.hash_pandas_object(items, index=False).to_numpy().astype(np.uint64)
     if items is not None:
-        if len(items) and all(isinstance(o, (int, np.integer)) and not isinstance(o, bool) for o in items):
-            raise TypeError("the items are bare indices into a source this cannot see: the same index may name another item in another session")
+        if len(items) and all(map(_is_index, items)): return 'decoded items', _decoded_keys(ds, items)
         return 'items', np.fromiter((_h64(_item_bytes(o)) for o in items), dtype=np.uint64, count=len(items))
     tensors = getattr(ds, 'tensors', None)
     if isinstance(tensors, (tuple, list)) and tensors and all(isinstance(t, torch.Tensor) for t in tensors):
         return 'dataset items', _tensor_rows(tensors, len(ds))
     return 'dataset items', _read_items(ds)
 
-GENERIC_BUDGET_S = 2.0 # a dataset with neither items nor tensors is read item by item (`ds[i]`): given up past this many seconds
+GENERIC_BUDGET_S = 2.0 # a dataset read item by item (`ds[i]`, or bare-index items through their getters): given up past this many seconds
+
+def _is_index(o)->bool: return isinstance(o, (int, np.integer)) and not isinstance(o, bool)
+
+def _decoding_head(tfms)->list:
+    "The transforms that open a pipeline and read an item the same way in every session and split: up to the first one set up on the training split (`Categorize`, `Normalize`), random, or applied to one split only"
+    random = fastai_class('fastai.vision.augment', 'RandTransform') # a RandTransform exists only once its module was imported
+    head = []
+    for f in getattr(tfms, 'fs', ()):
+        if hasattr(type(f), 'setups') or isinstance(f, random) or getattr(f, 'split_idx', None) is not None: break
+        head.append(f)
+    return head
+
+def _decoded(o, head:list):
+    "The bare index `o` through `head` until it is no longer an index (a `get_x` that reads an array row, a path a `get_y` labels)"
+    for f in head:
+        if not _is_index(o): break
+        o = f(o)
+    return o
+
+def _decoded_keys(ds, items)->np.ndarray:
+    "Keys of items that are bare indices (`range(n)`, `get_x=lambda i: X[i]`), by what each decodes to through the head of every pipeline of `ds` (a fastai `Datasets` or `TfmdLists`); past `GENERIC_BUDGET_S`, given up"
+    tls = getattr(ds, 'tls', None) or ([ds] if hasattr(ds, 'tfms') else [])
+    heads = [_decoding_head(tl.tfms) for tl in tls]
+    if not any(heads):
+        raise TypeError("the items are bare indices that no getter of the dataset reads (not a fastai Datasets with get_x/get_y): "
+                        "the same index may name another item in another session")
+    keys, start = np.empty(len(items), dtype=np.uint64), time.perf_counter()
+    for i, o in enumerate(items):
+        keys[i] = _h64(_item_bytes(tuple(_decoded(o, head) for head in heads)))
+        if time.perf_counter() - start > GENERIC_BUDGET_S:
+            raise TimeoutError(f"decoding {len(items)} bare-index items took over {GENERIC_BUDGET_S} s ({i + 1} decoded)")
+    return keys
 
 def _read_items(ds)->np.ndarray:
     "Keys of `ds[0]`, `ds[1]`...: a dataset that decodes files in `__getitem__` could take minutes, so past `GENERIC_BUDGET_S` it is given up"
@@ -109,15 +142,19 @@ class _Memo:
     "State kept across calls, declared: the keys of each dataset already read, the training split each model's weights came with from `learn.load`, the overlaps already reported"
     def __init__(self): self.reset()
     def reset(self):
-        self.keys = weakref.WeakKeyDictionary() # dataset -> (len, kind, keys)
+        self.keys = weakref.WeakKeyDictionary() # dataset -> (len, kind, keys), or (len, None, the error that refused it): a refusal that took GENERIC_BUDGET_S is not paid again at every save
         self.history = weakref.WeakKeyDictionary() # model -> (kind, sorted keys of the training split of the weights it loaded)
         self.reported = weakref.WeakKeyDictionary() # Learner -> digests of the overlaps reported
     def keys_of(self, ds)->tuple:
         known = self.keys.get(ds)
-        if known is not None and known[0] == len(ds): return known[1:]
-        kind, keys = item_keys(ds)
+        if known is not None and known[0] == len(ds):
+            if known[1] is None: raise known[2]
+            return known[1:]
+        try: kind, keys = item_keys(ds)
+        except (TypeError, TimeoutError) as e: kind, keys = None, e
         try: self.keys[ds] = (len(ds), kind, keys)
         except TypeError: pass # not weak-referenceable: read again next time
+        if kind is None: raise keys
         return kind, keys
 
 _memo = _Memo()
@@ -175,7 +212,8 @@ def _judge(learn, weights:Path, saved:dict|None)->tuple:
     n_seen, n_valid = int(seen.sum()), len(valid)
     odds = n_valid * len(saved['keys']) / 2**64
     measured = dict(valid_in_saved_train=n_seen, n_valid=n_valid, share=n_seen / max(n_valid, 1), n_saved_train=int(len(saved['keys'])))
-    claim = f"certain: exact 64-bit hashes of the raw items, chance of one false match {odds:.0e}"
+    what = "the rows their indices read" if kind == 'decoded items' else "the raw items"
+    claim = f"certain: exact 64-bit hashes of {what}, chance of one false match {odds:.0e}"
     if n_seen == 0:
         return CheckResult(name, 'passed', measured, 0, f"none of the {n_valid} validation items was in the training split of {_shown(weights)}.", claim=claim), None
     result = CheckResult(name, 'failed', measured, 0,

@@ -388,15 +388,15 @@ def test_healthy_learners_small_sample():
     bench = _bench()
     for i in range(len(bench.FAMILIES)):
         family, learn = bench.healthy(i)
-        for check in CHECKS:
-            res = check(learn, budget=bench.BUDGETS[check.__name__])
+        for check in CHECKS + [check_constant_features]:
+            res = check(learn, **({} if check is check_constant_features else dict(budget=bench.BUDGETS[check.__name__])))
             assert res.verdict not in ('failed', 'warning', 'error'), f"#{i} {family}: {check.__name__} {res.verdict}: {res.message}"
 
-@pytest.mark.parametrize('case', range(6), ids=lambda i: _bench().PLANTED[i][0] + ' / ' + _bench().PLANTED[i][2])
+@pytest.mark.parametrize('case', range(7), ids=lambda i: _bench().PLANTED[i][0] + ' / ' + _bench().PLANTED[i][2])
 def test_planted_bugs_caught_at_their_level(case):
     bench = _bench()
     name, build, check_name, levels = bench.PLANTED[case]
-    check = next(c for c in CHECKS if c.__name__ == check_name)
+    check = next(c for c in CHECKS + [check_constant_features] if c.__name__ == check_name)
     res = check(build(0))
     assert res.verdict in levels, f"{name}: {check_name} {res.verdict}: {res.message}"
     assert res.claim and res.message and res.fix
@@ -635,3 +635,65 @@ def test_duplicates_through_tfmdlists_and_plain_torch_loaders():
     y[240:270] = y[:30]
     res = check_split_duplicates(torch_learner(copied))
     assert res.verdict == 'failed' and res.measured['valid_in_train'] == 30, res.message
+
+
+# ---- check 9: tabular features that carry nothing (issue 26, part 7)
+
+def titanic_frame(n=400, seed=0):
+    rng = np.random.default_rng(seed)
+    sex = rng.choice(['male', 'female'], n)
+    df = pd.DataFrame({'Sex': sex, 'Pclass': rng.choice([1, 2, 3], n), 'Age': np.where(rng.random(n) < 0.2, np.nan, rng.normal(30, 12, n)),
+                       'Fare': rng.exponential(30, n), 'Title': np.where(sex == 'male', 'Mr', rng.choice(['Mrs', 'Miss'], n))})
+    df['Survived'] = np.where((sex == 'female') | (rng.random(n) < 0.2), 'yes', 'no')
+    return df
+
+def titanic_tabular(df, cat_names=('Sex', 'Pclass', 'Title'), cont_names=('Age', 'Fare'), procs=None):
+    from fastai.tabular.all import Categorify, FillMissing, Normalize, RandomSplitter
+    splits = RandomSplitter(valid_pct=0.2, seed=0)(range(len(df)))
+    dls = TabularDataLoaders.from_df(df, procs=procs or [Categorify, FillMissing, Normalize], cat_names=list(cat_names), cont_names=list(cont_names),
+                                     y_names='Survived', valid_idx=list(splits[1]), bs=64, num_workers=0)
+    return tabular_learner(dls, layers=[10, 10])
+
+@pytest.mark.parametrize('case,verdict,evidence', [
+    ('title_nan', 'warning', "`Title` (categorical): NaN on all 320 training rows and 80 of 80 validation rows: Categorify coded every row #na#"),
+    ('age_nan_filled', 'failed', "`Age` (continuous): NaN on all 320 training rows and 80 of 80 validation rows, still NaN after the procs (FillMissing fills with the median"),
+    ('age_nan_no_fill', 'failed', "`Age` (continuous): NaN on all 320 training rows"),
+    ('deck_constant', 'info', "`Deck` (categorical): one value on all 320 training rows ('ABC') and 80 of 80 validation rows"),
+    ('fare_constant', 'info', "`Fare` (continuous): one value on all 320 training rows (7.25)"),
+    ('fare_constant_in_train', 'warning', "the other 3 validation rows reach the model at up to"),
+])
+def test_constant_features_are_named_with_their_evidence(case, verdict, evidence):
+    from fastai.tabular.all import Categorify, FillMissing, Normalize
+    df, kw = titanic_frame(), {}
+    if case == 'title_nan': df['Title'] = None
+    if case.startswith('age_nan'): df['Age'] = np.nan
+    if case == 'age_nan_no_fill': kw['procs'] = [Categorify, Normalize]
+    if case == 'deck_constant': df['Deck'], kw['cat_names'] = 'ABC', ('Sex', 'Pclass', 'Title', 'Deck')
+    if case.startswith('fare_constant'): df['Fare'] = 7.25
+    if case == 'fare_constant_in_train':
+        from fastai.tabular.all import RandomSplitter
+        df.loc[list(RandomSplitter(valid_pct=0.2, seed=0)(range(len(df)))[1][:3]), 'Fare'] = 80.0 # three rows of the validation split below
+    learn = titanic_tabular(df, **kw)
+    before = learner_state(learn)
+    res = check_constant_features(learn)
+    assert learner_state(learn) == before
+    assert res.verdict == verdict and evidence in res.message, res.message
+    assert res.claim.startswith('certain') and res.fix
+
+def test_constant_features_healthy_tabular_collab_and_other_data():
+    "Partly missing columns (Age_na varies), the bench's tabular Learners, collab_learner: passed; non-tabular data: skipped"
+    assert check_constant_features(titanic_tabular(titanic_frame())).verdict == 'passed'
+    bench = _bench()
+    for seed in range(3):
+        assert check_constant_features(bench.tabular(np.random.default_rng(seed), seed)).verdict == 'passed'
+        assert check_constant_features(bench.collab(np.random.default_rng(seed), seed)).verdict == 'passed'
+    res = check_constant_features(Learner(xor_dls(), build_mlp(), loss_func=nn.CrossEntropyLoss()))
+    assert res.verdict == 'skipped' and 'No TabularPandas' in res.message
+
+def test_constant_features_runs_under_sanity_check():
+    "Registered: learn.sanity_check() runs it and accounts for it"
+    import fastai_paranoid.sanity # noqa: F401 (patches Learner.sanity_check)
+    df = titanic_frame()
+    df['Title'] = None
+    report = titanic_tabular(df).sanity_check(checks=['check_constant_features'], on_finding=None, progress=False)
+    assert report['check_constant_features'].verdict == 'warning'

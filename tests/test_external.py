@@ -142,3 +142,33 @@ def test_fit_bug_is_caught_and_its_twin_is_silent(fit_cases_checked, bug, kind):
     named = {f.get('kind'): f.get('level') for f in rec['findings']}
     assert rec['status'] == 'findings' and named.get(kind) in ('error', 'warning'), f"{bug}: expected a {kind} finding, got {named}\n{stdout[-3000:]}"
     assert twin['status'] == 'clean', f"{_twin(bug)} is healthy, yet it has findings: {twin['findings']}\n{stdout[-3000:]}"
+
+# --- Issue 26, part 7: silent gaps of what exists. The split fingerprint keys bare-index items (range(n) with get_x/get_y
+# reading arrays) by the rows they read, so a resume on another split is counted; a tabular feature NaN on every row (the
+# course's Titanic Title, built by a split that never matches) is named. Each with its fixed twin, and a healthy tabular
+# neighbour (fastai's TabularPandas tutorial: no feature constant), in one `fastai-paranoid check --json` run.
+GAP_CASES = [('user_bug_35_resume_index_items.py', 'split_overlap', 'error'),           # unseeded RandomSplitter over range(n), save/load
+             ('user_bug_36_title_all_nan.py', 'check_constant_features', 'warning')]    # Title NaN on all 891 rows
+GAP_NEIGHBOURS = ['fastai_tutorial_tabular.py']
+
+@pytest.fixture(scope='module')
+def gap_cases_checked(tmp_path_factory):
+    "One `fastai-paranoid check --json` over part 7's cases, their twins and a healthy tabular neighbour"
+    out = tmp_path_factory.mktemp('gap_cases') / 'check.json'
+    files = [str(EXTERNAL / f) for bug, _, _ in GAP_CASES for f in (bug, _twin(bug))] + [str(EXTERNAL / f) for f in GAP_NEIGHBOURS]
+    return _checked(out, files)
+
+@pytest.mark.xdist_group('gap_cases')
+@pytest.mark.parametrize('bug,name,level', GAP_CASES, ids=[b.removeprefix('user_bug_').removesuffix('.py') for b, _, _ in GAP_CASES])
+def test_gap_bug_is_caught_and_its_twin_is_silent(gap_cases_checked, bug, name, level):
+    stdout, records = gap_cases_checked
+    rec, twin = records[bug], records[_twin(bug)]
+    named = {f.get('check') or f.get('kind'): f.get('level') for f in rec['findings']}
+    assert rec['status'] == 'findings' and named.get(name) == level, f"{bug}: expected a {name} {level}, got {named}\n{stdout[-3000:]}"
+    assert twin['status'] == 'clean', f"{_twin(bug)} is healthy, yet it has findings: {twin['findings']}\n{stdout[-3000:]}"
+
+@pytest.mark.xdist_group('gap_cases')
+@pytest.mark.parametrize('script', GAP_NEIGHBOURS)
+def test_gap_healthy_neighbour_is_silent(gap_cases_checked, script):
+    stdout, records = gap_cases_checked
+    assert records[script]['status'] == 'clean', f"{script}: {records[script]['findings']}\n{stdout[-3000:]}"

@@ -149,18 +149,50 @@ def test_stale_fingerprint_says_nothing(tmp_path, quiet_fastai):
         assert check_split_overlap(b, tmp_path/'models/m.pth').verdict == 'skipped'
     assert ours(quiet_fastai) == []
 
+class Record:
+    "An item with no stable bytes (neither a path, a string, a number, an array nor a tuple of them)"
+    def __init__(self, v): self.v = v
+
 def test_a_fingerprint_that_cannot_be_made_never_breaks_the_save(tmp_path, caplog, quiet_fastai):
-    "Bare integer items name nothing this can see: the save goes on, no sidecar (an older one is removed), a debug line"
+    "Items of a type with no stable bytes: the save goes on, no sidecar (an older one is removed), a debug line"
     sidecar = tmp_path/'models/m.split.npz'
     sidecar.parent.mkdir(parents=True)
     sidecar.write_bytes(b'old')
-    dsets = Datasets(list(range(100)), [[lambda i: torch.tensor([float(i)])], [lambda i: i % 2]], splits=RandomSplitter()(range(100)))
+    dsets = Datasets([Record(i) for i in range(100)], [[lambda r: torch.tensor([float(r.v)])], [lambda r: r.v % 2]], splits=RandomSplitter()(range(100)))
     with paranoid(guards=[SplitFingerprint]), caplog.at_level(logging.DEBUG, logger='fastai_paranoid.splitprint'):
         learn = Learner(dsets.dataloaders(bs=10), nn.Linear(1, 2), loss_func=nn.CrossEntropyLoss(), path=tmp_path)
         assert learn.save('m') == tmp_path/'models/m.pth'
         learn.load('m')
     assert (tmp_path/'models/m.pth').exists() and not sidecar.exists()
-    assert 'no split fingerprint written (TypeError: the items are bare indices' in caplog.text
+    assert 'no split fingerprint written (TypeError: an item of type Record has no stable bytes' in caplog.text
+
+def index_learner(path, seed, X=DF[FEATURES].to_numpy(), y=DF['y'].to_numpy()):
+    "A DataBlock over range(n) whose getters read arrays by index (issue 26, part 7)"
+    from fastai.data.block import DataBlock, TransformBlock, CategoryBlock
+    block = DataBlock((TransformBlock, CategoryBlock), get_x=lambda i: X[i], get_y=lambda i: y[i], splitter=RandomSplitter(seed=seed))
+    dls = block.dataloaders(range(len(X)), bs=32)
+    return Learner(dls, nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 2)), loss_func=nn.CrossEntropyLoss(), path=path)
+
+@pytest.mark.parametrize('seeded', [False, True])
+def test_bare_index_items_are_known_by_what_they_decode_to(tmp_path, quiet_fastai, seeded):
+    "Resumed on another split of range(n), the overlap is counted by the rows the indices read; the same split (seeded) is silent, and so is the same rows under other indices"
+    with paranoid(guards=[SplitFingerprint]):
+        a = index_learner(tmp_path, 1)
+        a.save('m')
+        b = index_learner(tmp_path, 1 if seeded else 2)
+        b.load('m')
+    perm = np.random.default_rng(0).permutation(len(DF)) # the arrays reordered: index i names another row
+    c = index_learner(tmp_path, 1, DF[FEATURES].to_numpy()[perm], DF['y'].to_numpy()[perm])
+    shown = check_split_overlap(c, tmp_path/'models/m.pth')
+    assert splitprint.read_split_print(tmp_path/'models/m.pth')['meta']['kind'] == 'decoded items'
+    seen = len((set(b.dls.valid_ds.items) & set(a.dls.train_ds.items)) - set(b.dls.train_ds.items))
+    assert seen == 0 if seeded else seen > 20
+    found = ours(quiet_fastai)
+    if seeded: assert found == [], found
+    else: assert len(found) == 1 and found[0].startswith(f"[split_overlap] learn.load('m'): {seen} of {len(b.dls.valid_ds)} validation items"), found
+    rows = lambda ds: {tuple(ds[i][0].tolist()) for i in range(len(ds))}
+    moved = len((rows(c.dls.valid_ds) & rows(a.dls.train_ds)) - rows(c.dls.train_ds))
+    assert moved > 20 and shown.measured['valid_in_saved_train'] == moved # counted by the rows the indices read, not by the indices
 
 def test_lr_find_leaves_no_file(tmp_path, quiet_fastai):
     with paranoid(guards=[SplitFingerprint]):
@@ -200,17 +232,27 @@ def image_learner(path, seed):
     block = DataBlock((ImageBlock, CategoryBlock), get_items=get_image_files, get_y=parent_label, splitter=RandomSplitter(), item_tfms=Resize(24))
     return vision_learner(block.dataloaders(path/'imgs', bs=8), resnet18, pretrained=False, path=path)
 
-@pytest.mark.parametrize('kind', ['rows', 'tensors', 'images'])
+def collab_learner_(path, seed):
+    "collab_learner on a ratings frame: user and item ids are the data (a TabularCollab, refused: its rows are stored after Categorify)"
+    from fastai.collab import CollabDataLoaders, collab_learner
+    rng = np.random.default_rng(seed)
+    df = pd.DataFrame({'user': rng.integers(0, 30, 300), 'item': rng.integers(0, 20, 300), 'rating': rng.integers(1, 6, 300).astype(float)})
+    dls = CollabDataLoaders.from_df(df.drop_duplicates(['user', 'item']), valid_pct=0.2, bs=32) # unseeded
+    return collab_learner(dls, n_factors=4, y_range=(0, 5.5), path=path)
+
+@pytest.mark.parametrize('kind', ['rows', 'tensors', 'images', 'indices', 'collab'])
 def test_healthy_flows_are_silent(tmp_path, kind, quiet_fastai):
     n_runs = 3 if kind != 'images' else 1
     for seed in range(n_runs):
         torch.manual_seed(100 + seed)
         with paranoid(guards=[SplitFingerprint]):
             learn = {'rows': lambda: row_learner(tmp_path, None)[0], 'tensors': lambda: tensor_learner(tmp_path, seed),
-                     'images': lambda: image_learner(tmp_path, seed)}[kind]()
+                     'images': lambda: image_learner(tmp_path, seed), 'indices': lambda: index_learner(tmp_path, None),
+                     'collab': lambda: collab_learner_(tmp_path, seed)}[kind]()
             learn.lr_find(num_it=5, show_plot=False)
             learn.fit(2, 1e-3, cbs=SaveModelCallback(fname=f'best{seed}'))
             learn.load(f'best{seed}')
-        assert sidecar_path(tmp_path/f'models/best{seed}.pth').exists()
+        assert sidecar_path(tmp_path/f'models/best{seed}.pth').exists() == (kind != 'collab')
     assert ours(quiet_fastai) == []
-    assert sorted(p.name for p in (tmp_path/'models').iterdir()) == sorted(f'best{s}{e}' for s in range(n_runs) for e in ('.pth', '.split.npz'))
+    sidecars = ('.split.npz',) if kind != 'collab' else () # a TabularCollab's rows are refused: no fingerprint, no finding
+    assert sorted(p.name for p in (tmp_path/'models').iterdir()) == sorted(f'best{s}{e}' for s in range(n_runs) for e in ('.pth',) + sidecars)

@@ -128,6 +128,30 @@ def adult(n=600, seed=0):
     df.to_csv(path / 'adult.csv', index=False)
     return path
 
+def titanic(n=891, seed=0):
+    "Kaggle's titanic `train.csv` (fastai course22, lessons 5-6): PassengerId, Survived, Pclass, Name ('Braund, Mr. Owen Harris'), Sex, Age (20% missing), SibSp, Parch, Ticket, Fare, Cabin (77% missing), Embarked; survival depends on sex, title, class and age"
+    path = ROOT / 'titanic'
+    if path.exists(): return path
+    path.mkdir(parents=True)
+    rng = np.random.default_rng(seed)
+    sex = rng.choice(['male', 'female'], n, p=[0.65, 0.35])
+    title = np.where(sex == 'male', rng.choice(['Mr', 'Master', 'Rev', 'Dr'], n, p=[0.88, 0.08, 0.02, 0.02]),
+                     rng.choice(['Mrs', 'Miss'], n, p=[0.45, 0.55]))
+    given = rng.choice(['Owen Harris', 'John Bradley', 'Laina', 'Jacques Heath', 'William Henry', 'Elisabeth'], n)
+    pclass = rng.choice([1, 2, 3], n, p=[0.24, 0.21, 0.55])
+    age = np.where(title == 'Master', rng.uniform(1, 12, n), rng.normal(30, 12, n).clip(14, 80)).round()
+    sibsp, parch = rng.choice([0, 1, 2, 3], n, p=[0.68, 0.23, 0.06, 0.03]), rng.choice([0, 1, 2], n, p=[0.76, 0.13, 0.11])
+    ticket = rng.integers(110_000, 110_000 + n // 2, n).astype(str)
+    fare = (rng.exponential(12, n) + {1: 60, 2: 20, 3: 8}[1] * (pclass == 1) + 20 * (pclass == 2) + 8 * (pclass == 3)).round(4)
+    cabin = np.where(rng.random(n) < 0.77, None, [f"{d}{k}" for d, k in zip(rng.choice(list('ABCDEFG'), n), rng.integers(1, 130, n))])
+    score = 2.2 * (sex == 'female') + 2.0 * (title == 'Master') - 0.9 * (pclass - 2) - 0.02 * (age - 30) + rng.normal(0, 1, n)
+    df = pd.DataFrame({'PassengerId': np.arange(1, n + 1), 'Survived': (score > 1.0).astype(int), 'Pclass': pclass,
+                       'Name': [f"Surname{i}, {t}. {g}" for i, (t, g) in enumerate(zip(title, given))], 'Sex': sex,
+                       'Age': np.where(rng.random(n) < 0.2, np.nan, age), 'SibSp': sibsp, 'Parch': parch, 'Ticket': ticket,
+                       'Fare': fare, 'Cabin': cabin, 'Embarked': rng.choice(['S', 'C', 'Q', None], n, p=[0.72, 0.19, 0.088, 0.002])})
+    df.to_csv(path / 'train.csv', index=False)
+    return path
+
 def movielens(n_users=60, n_movies=50, n_ratings=1500, n_factors=4, seed=0):
     "URLs.ML_100k: `u.data` (tab-separated user, movie, rating, timestamp) and `u.item` (movie, title, ...; latin-1, '|')"
     path = ROOT / 'ml-100k'
