@@ -231,8 +231,8 @@ class FileResult:
     checks: list = field(default_factory=list) # one dict per sanity check and Learner (`collect.CheckRecord.as_dict()`): learner, check, verdict, reason...
 
 def _findings_data(found)->list:
-    "The findings of `found` (a `Findings`) as JSON-ready dicts: every field of each `Finding`, its locations and message included"
-    return [{**f.as_dict(), 'message': f.message} for f in found.all]
+    "The findings of `found` (a `Findings`) as JSON-ready dicts: every field of each `Finding`, its locations and message included, and its `group` (the report's block of findings of one cause, counted from 1)"
+    return [{**f.as_dict(), 'message': f.message, 'group': g} for f, g in zip(found.all, found.group_ids())]
 
 def _user_traceback(e, filenames):
     "The exception's traceback from the first frame in the user's code on (our frames above it are noise)"
@@ -512,9 +512,9 @@ def _merge_ranks(results:list, world:int, wait_s:float=60.0)->list:
             for other in map(lambda x: FileResult(**x), json.loads(f.read_text())):
                 mine = merged.get(other.path)
                 if mine is None: continue
-                seen = {json.dumps({k: v for k, v in x.items() if k not in ('found_at', 'built_at')}, sort_keys=True) for x in mine.findings}
+                seen = {json.dumps({k: v for k, v in x.items() if k not in ('found_at', 'built_at', 'group')}, sort_keys=True) for x in mine.findings}
                 for x in other.findings:
-                    key = json.dumps({k: v for k, v in x.items() if k not in ('found_at', 'built_at')}, sort_keys=True)
+                    key = json.dumps({k: v for k, v in x.items() if k not in ('found_at', 'built_at', 'group')}, sort_keys=True)
                     if key not in seen: seen.add(key); mine.findings.append({**x, 'rank': rank})
                 mine.problems = max(mine.problems, other.problems)
                 if STATUSES.index(other.status) > STATUSES.index(mine.status) and other.status != 'skipped':
