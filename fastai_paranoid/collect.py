@@ -13,7 +13,8 @@ _LEVELS = ('error', 'warning', 'info') # `core.LEVELS`, read here without import
 # %% auto #0
 __all__ = ['FAIL_ON', 'CHECK_VERDICTS', 'plural', 'terminal_width', 'render_finding', 'github_annotation', 'same_cause',
            'render_group', 'Place', 'FindingData', 'finding_from_dict', 'fail_levels', 'Findings', 'CheckRecord',
-           'check_sink', 'record_check', 'check_summary', 'check_details', 'collect_findings']
+           'check_sink', 'record_check', 'check_summary', 'check_details', 'collect_findings', 'progress_sink',
+           'report_progress']
 
 # %% ../nbs/24_collect.ipynb #33a4ff7c
 def plural(n:int, # how many
@@ -435,3 +436,19 @@ def collect_findings(lock:bool=True, # hold the guards in force on for the body 
         finally:
             found._keep_leaks()
             found._live = False
+
+# %% ../nbs/24_collect.ipynb #1242f678
+_progress_sinks = [] # callables `fn(event)`, in the order they were opened
+
+@contextlib.contextmanager
+def progress_sink(fn): # called as `fn(event)`, a dict, with every `report_progress` made inside the block
+    "Receive what the run inside the block is at (`report_progress`), as `check_sink` receives verdicts"
+    _progress_sinks.append(fn)
+    try: yield fn
+    finally: _progress_sinks.remove(fn)
+
+def report_progress(**event): # what changed: `cell`/`cells`, `learner`, `check`/`step`/`steps` (None: no longer at one)
+    "Tell every open `progress_sink` what the run is at now; a sink that fails is not the run's problem"
+    for sink in list(_progress_sinks):
+        try: sink(event)
+        except Exception: pass
