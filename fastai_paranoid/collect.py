@@ -289,7 +289,8 @@ class Findings:
             return textwrap.fill(text, width, initial_indent=first, subsequent_indent=rest, break_long_words=False, break_on_hyphens=False)
         lines = [wrap(f"fastai-paranoid: sanity checks: {check_summary(self.checks)}")]
         for line in check_details(self.checks):
-            lines.append(line if line.startswith('    |') else wrap(line, '  ', '      '))
+            if not line.startswith('    |'): lines.append(wrap(line, '  ', '      '))
+            else: lines.append(line if len(line) <= width else textwrap.fill(line, width, subsequent_indent='    |   ', break_long_words=True))
         return '\n'.join(lines)
     __repr__ = report
     def github(self)->str:
@@ -347,6 +348,20 @@ def _tb_lines(traceback:str)->tuple:
     "A traceback's end as lines, without the `^^^^` markers under the code"
     return tuple(l for l in traceback.rstrip().splitlines() if l.strip() and set(l.strip()) - set('^~'))
 
+def _raised_at(lines:tuple)->tuple:
+    "A traceback's lines from its innermost frame (`File ...`) on: where the error was raised, and what it was"
+    starts = [i for i, l in enumerate(lines) if l.lstrip().startswith('File ')]
+    return lines[starts[-1]:] if starts else lines
+
+def _common_end(tracebacks:list)->tuple:
+    "The lines the tracebacks end with alike (the frames where checks that raised one error share the path to it)"
+    common = list(tracebacks[0])
+    for tb in tracebacks[1:]:
+        n = 0
+        while n < min(len(common), len(tb)) and common[-1 - n] == tb[-1 - n]: n += 1
+        common = common[len(common) - n:]
+    return tuple(common)
+
 _check_sinks = [] # callables `fn(record)`, in the order they were opened
 
 @contextlib.contextmanager
@@ -376,20 +391,20 @@ def check_summary(records:list, # `CheckRecord`s (or their dicts)
 
 def check_details(records:list, # `CheckRecord`s (or their dicts)
                  )->list:
-    "One line per check skipped or incomplete (the same check and reason on several Learners: one line naming them all), one per cause of crashes (the checks that raised the same error at the same place: one line naming them, the traceback's end under it), and one per Learner not checked again"
+    "One line per check skipped or incomplete (the same check and reason on several Learners: one line naming them all), one per cause of crashes (the checks that raised the same error in the same innermost frame: one line naming them, the end their tracebacks share under it), and one per Learner not checked again"
     records = [CheckRecord.from_dict(r) if isinstance(r, dict) else r for r in records]
     groups = {}
     for r in records:
         if r.verdict in ('skipped', 'incomplete'): groups.setdefault((r.verdict, r.reason, r.check), []).append(r)
-        elif r.verdict == 'error': # grouped by cause: the error, and where it was raised (the traceback's end)
+        elif r.verdict == 'error': # grouped by cause: the error, and where it was raised (the traceback's innermost frame on)
             cause = r.reason.removeprefix(f"{r.check} raised ")
-            groups.setdefault(('error', cause, _tb_lines(r.traceback)), []).append(r)
+            groups.setdefault(('error', cause, _raised_at(_tb_lines(r.traceback))), []).append(r)
     lines = []
     for (verdict, reason, key), rs in groups.items():
         checks = ', '.join(dict.fromkeys(r.check for r in rs))
         learners = ', '.join(dict.fromkeys(r.learner for r in rs))
         lines.append(f"{_SAID.get(verdict, verdict)}: {checks} on {learners}: {reason}".rstrip(': '))
-        if verdict == 'error': lines += [f"    | {l}" for l in key]
+        if verdict == 'error': lines += [f"    | {l}" for l in _common_end([_tb_lines(r.traceback) for r in rs])]
     for r in records:
         if r.verdict == 'not repeated': lines.append(f"not checked again: {r.learner}, {r.reason or 'as ' + r.same_as}")
     return lines
