@@ -75,7 +75,7 @@ def github_annotation(f:Finding)->str:
     props.append(f"title={_gh_escape(f'{f.level} {f.kind}' + (f' ({f.learner})' if f.learner else '') + where, True)}")
     return f"::{_GH_LEVEL[f.level]} {','.join(props)}::{_gh_escape(f.message)}"
 
-_NUMBER = re.compile(r'(?<![A-Za-z_])(-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)') # a number standing on its own (`0.19`, `#3`, `1e-3`), not a name's digits (`BatchNorm2d`)
+_NUMBER = re.compile(r'(?<![A-Za-z_\d])(-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?)') # a number standing on its own (`0.19`, `#3`, `1e-3`, `5,210`), not a name's digits (`BatchNorm2d`)
 
 def same_cause(f)->tuple:
     "What findings share when they have one cause: kind, level, guard, object, claim and fix as they are, and the evidence with its numbers masked (`Learner #1` and `Learner #2`, `0.19` and `0.21` read alike)"
@@ -118,7 +118,9 @@ def _merged_evidence(texts:list, most:int=6)->tuple:
         if i % 2 == 0 or len(set(values)) == 1: out.append(piece); continue
         differs = True
         if len(values) <= most: out.append('[' + ' | '.join(values) + ']')
-        else: out.append(f"[{len(values)} values, {min(values, key=float)} to {max(values, key=float)}]")
+        else:
+            value = lambda v: float(v.replace(',', ''))
+            out.append(f"[{len(values)} values, {min(values, key=value)} to {max(values, key=value)}]")
     return ''.join(out), differs
 
 def render_group(fs:list, # findings of one cause (`same_cause`), in the order they came
@@ -136,7 +138,7 @@ def render_group(fs:list, # findings of one cause (`same_cause`), in the order t
     lines = [wrap(head, ''), wrap((f.path + ' ' if f.path else '') + evidence, '    ')]
     if f.fix: lines.append(wrap(f"fix: {f.fix}", '    '))
     extra = [f"claim: {f.claim}"] if f.claim else []
-    if differs: extra.append("[a | b]: each finding's own value, in the order of the places above")
+    if differs: extra.append("[a | b]: each finding's own value, in the order the findings came")
     built = [g.built_at for g in fs if g.built_at and g.built_at != g.where]
     if built: extra.append(f"Learners built at {_places(built)}")
     if extra: lines.append(wrap('; '.join(extra), '    '))
@@ -391,18 +393,19 @@ def check_summary(records:list, # `CheckRecord`s (or their dicts)
 
 def check_details(records:list, # `CheckRecord`s (or their dicts)
                  )->list:
-    "One line per check skipped or incomplete (the same check and reason on several Learners: one line naming them all), one per cause of crashes (the checks that raised the same error in the same innermost frame: one line naming them, the end their tracebacks share under it), and one per Learner not checked again"
+    "One line per check skipped or incomplete (the same check and reason on several Learners, numbers aside as in `same_cause`: one line naming them all, the numbers that differ in brackets), one per cause of crashes (the checks that raised the same error in the same innermost frame: one line naming them, the end their tracebacks share under it), and one per Learner not checked again"
     records = [CheckRecord.from_dict(r) if isinstance(r, dict) else r for r in records]
     groups = {}
     for r in records:
-        if r.verdict in ('skipped', 'incomplete'): groups.setdefault((r.verdict, r.reason, r.check), []).append(r)
+        if r.verdict in ('skipped', 'incomplete'): groups.setdefault((r.verdict, _NUMBER.sub('#', r.reason), r.check), []).append(r)
         elif r.verdict == 'error': # grouped by cause: the error, and where it was raised (the traceback's innermost frame on)
             cause = r.reason.removeprefix(f"{r.check} raised ")
             groups.setdefault(('error', cause, _raised_at(_tb_lines(r.traceback))), []).append(r)
     lines = []
     for (verdict, reason, key), rs in groups.items():
         checks = ', '.join(dict.fromkeys(r.check for r in rs))
-        learners = ', '.join(dict.fromkeys(r.learner for r in rs))
+        learners = _learners([r.learner for r in rs])
+        if verdict != 'error': reason = _merged_evidence([r.reason for r in rs])[0] # the numbers that differ, in brackets
         lines.append(f"{_SAID.get(verdict, verdict)}: {checks} on {learners}: {reason}".rstrip(': '))
         if verdict == 'error': lines += [f"    | {l}" for l in _common_end([_tb_lines(r.traceback) for r in rs])]
     for r in records:
