@@ -440,16 +440,18 @@ class _ProgressLine:
         "`path` is done: its part of the line goes, the count goes up (`draw` to show it)"
         self.files.pop(str(path), None)
         self.done += 1
-    def text(self)->str:
+    def text(self, short:bool=False)->str: # short: the Learners without their model's class, to fit
+        "What the line says: for each running file, its cell, Learner and check (the Learners' model classes left out where they do not fit)"
         parts = []
         for path, at in self.files.items():
             said = []
             if at.get('cells'): said.append(f"cell {at['cell']}/{at['cells']}")
-            if at.get('learner'): said.append(at['learner'])
+            if at.get('learner'): said.append(at['learner'].split(' (')[0] if short else at['learner'])
             if at.get('check'): said.append(f"{at['check']} ({at['step']}/{at['steps']})")
             parts.append(f"{Path(path).name}: {', '.join(said) or 'starting'}")
         count = f" [{self.done}/{self.total}]" if self.total > 1 else ''
-        return f"fastai-paranoid{count} " + ' | '.join(parts)
+        text = f"fastai-paranoid{count} " + ' | '.join(parts)
+        return self.text(short=True) if not short and len(text) >= self.width else text
     def draw(self):
         if not self.files: return self.clear()
         self.stream.write('\r' + self.text()[:self.width - 1] + '\x1b[K') # one column spare: a full line would wrap on some terminals
