@@ -20,7 +20,7 @@ from . import leaks as _leaks
 from .deploy import Guard
 from .compat import fastai_class, is_lr_find, in_learner_fit
 from . import paranoid as _paranoid
-from .collect import CheckRecord, record_check
+from .collect import CheckRecord, record_check, report_progress
 
 # %% auto #0
 __all__ = ['DEFAULT_SANITY_BUDGET', 'SanityFinding', 'SanityCheckNotRun', 'model_signature', 'data_signature', 'learner_key',
@@ -202,6 +202,7 @@ class FirstFitSanityCheck(Guard):
                                      same_as=checked[key], **where))
             return
         checked[key] = label
+        report_progress(learner=label) # `fastai-paranoid check`'s progress line
         try: results, crashed = run_sanity_checks(learn, type(self).budget, fit_lr(learn))
         except Exception as e:
             reason = f"the sanity checks could not run ({type(e).__name__}: {e}); the fit goes on unchecked"

@@ -11,9 +11,10 @@ from dataclasses import dataclass, field
 _LEVELS = ('error', 'warning', 'info') # `core.LEVELS`, read here without importing torch
 
 # %% auto #0
-__all__ = ['FAIL_ON', 'CHECK_VERDICTS', 'plural', 'terminal_width', 'render_finding', 'github_annotation', 'Place', 'FindingData',
-           'finding_from_dict', 'fail_levels', 'Findings', 'CheckRecord', 'check_sink', 'record_check', 'check_summary',
-           'check_details', 'collect_findings']
+__all__ = ['FAIL_ON', 'CHECK_VERDICTS', 'plural', 'terminal_width', 'render_finding', 'github_annotation', 'same_cause',
+           'render_group', 'Place', 'FindingData', 'finding_from_dict', 'fail_levels', 'Findings', 'CheckRecord',
+           'check_sink', 'record_check', 'check_summary', 'check_details', 'collect_findings', 'progress_sink',
+           'report_progress']
 
 # %% ../nbs/24_collect.ipynb #33a4ff7c
 def plural(n:int, # how many
@@ -73,6 +74,75 @@ def github_annotation(f:Finding)->str:
     where = f" at cell {loc.cell}:{loc.line}" if loc is not None and loc.cell is not None else ''
     props.append(f"title={_gh_escape(f'{f.level} {f.kind}' + (f' ({f.learner})' if f.learner else '') + where, True)}")
     return f"::{_GH_LEVEL[f.level]} {','.join(props)}::{_gh_escape(f.message)}"
+
+_NUMBER = re.compile(r'(?<![A-Za-z_\d])(-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?)') # a number standing on its own (`0.19`, `#3`, `1e-3`, `5,210`), not a name's digits (`BatchNorm2d`)
+
+def same_cause(f)->tuple:
+    "What findings share when they have one cause: kind, level, guard, object, claim and fix as they are, and the evidence with its numbers masked (`Learner #1` and `Learner #2`, `0.19` and `0.21` read alike)"
+    return (f.kind, f.level, f.guard, f.path, f.claim, f.fix, _NUMBER.sub('#', f.evidence))
+
+def _places(locs:list)->str:
+    "Locations in one file said once: `nb.ipynb cells 4:3, 7:3`, `train.py lines 12, 30`; one place as `_shown` says it"
+    by_file = {}
+    for loc in dict.fromkeys(l for l in locs if l): by_file.setdefault(loc.file, []).append(loc)
+    out = []
+    for file, ls in by_file.items():
+        if len(ls) == 1: out.append(_shown(ls[0]))
+        else:
+            shown = _relative(file) if not file.startswith('<') else file
+            cells = all(l.cell is not None for l in ls)
+            out.append(f"{shown} {'cells' if cells else 'lines'} " + ', '.join(f"{l.cell}:{l.line}" if cells else str(l.line) for l in ls))
+    return '; '.join(out)
+
+_LABEL = re.compile(r'Learner #(\d+)(.*)')
+
+def _learners(names:list)->str:
+    "Learners said once: `Learners #1-#4, #6 (Sequential)` where they are the leak detector's numbered Learners of one model class, else each named"
+    names = [n for n in dict.fromkeys(names) if n]
+    if len(names) <= 1: return names[0] if names else ''
+    parsed = [_LABEL.fullmatch(n) for n in names]
+    if not all(parsed) or len({m.group(2) for m in parsed}) > 1: return ', '.join(names)
+    numbers, runs = sorted(int(m.group(1)) for m in parsed), []
+    for n in numbers:
+        if runs and n == runs[-1][1] + 1: runs[-1][1] = n
+        else: runs.append([n, n])
+    spans = ', '.join(f"#{a}" if a == b else f"#{a}-#{b}" for a, b in runs)
+    return f"Learners {spans}{parsed[0].group(2)}"
+
+def _merged_evidence(texts:list, most:int=6)->tuple:
+    "`(text, differs)`: the evidence of findings of one cause as one text, each number that differs between them shown as `[0.19 | 0.21]` (in the findings' order; over `most` values, their range)"
+    parts = [_NUMBER.split(t) for t in texts] # text, number, text, number, ...: the same texts between the numbers (`same_cause`)
+    out, differs = [], False
+    for i, piece in enumerate(parts[0]):
+        values = [p[i] for p in parts]
+        if i % 2 == 0 or len(set(values)) == 1: out.append(piece); continue
+        differs = True
+        if len(values) <= most: out.append('[' + ' | '.join(values) + ']')
+        else:
+            value = lambda v: float(v.replace(',', ''))
+            out.append(f"[{len(values)} values, {min(values, key=value)} to {max(values, key=value)}]")
+    return ''.join(out), differs
+
+def render_group(fs:list, # findings of one cause (`same_cause`), in the order they came
+                 width:int|None=None, # columns (default: `terminal_width()`)
+                )->str:
+    "One block for findings of one cause: a head line naming every place, the level, the kind, every Learner and how many findings, then the evidence (the numbers that differ listed in brackets), the fix and the claim once; one finding renders as `render_finding`"
+    if len(fs) == 1: return render_finding(fs[0], width)
+    width = terminal_width(width)
+    f = fs[0]
+    head = '  '.join(x for x in (_places([g.where for g in fs]), f.level, f.kind, _learners([g.learner for g in fs]),
+                                 f"({len(fs)} findings)") if x)
+    def wrap(text, first): return textwrap.fill(text, width, initial_indent=first, subsequent_indent='    ', break_long_words=True,
+                                                 break_on_hyphens=False)
+    evidence, differs = _merged_evidence([g.evidence for g in fs])
+    lines = [wrap(head, ''), wrap((f.path + ' ' if f.path else '') + evidence, '    ')]
+    if f.fix: lines.append(wrap(f"fix: {f.fix}", '    '))
+    extra = [f"claim: {f.claim}"] if f.claim else []
+    if differs: extra.append("[a | b]: each finding's own value, in the order the findings came")
+    built = [g.built_at for g in fs if g.built_at and g.built_at != g.where]
+    if built: extra.append(f"Learners built at {_places(built)}")
+    if extra: lines.append(wrap('; '.join(extra), '    '))
+    return '\n'.join(lines)
 
 @dataclass(frozen=True)
 class Place:
@@ -186,20 +256,31 @@ class Findings:
     def problems(self)->int:
         "How many findings count against the run: those whose level is in `fail_on` (error and warning by default)"
         return sum(f.level in self.fail_on for f in self.all)
-    def _headline(self, name):
+    def groups(self)->list:
+        "The findings by cause (`same_cause`): one list per cause, in the order each cause first came; the report shows each list as one block"
+        by_cause = {}
+        for f in self.all: by_cause.setdefault(same_cause(f), []).append(f)
+        return list(by_cause.values())
+    def group_ids(self)->list:
+        "Each finding's group, counted from 1 in the report's order, in the order of `all` (what `--json` keeps as 'group')"
+        ids = {same_cause(fs[0]): i for i, fs in enumerate(self.groups(), 1)}
+        return [ids[same_cause(f)] for f in self.all]
+    def _headline(self, name, grouped:bool=True):
         records = self.all
         if not records: return f"fastai-paranoid: no findings in {name}"
         counts = ', '.join(plural(len(self.having(l)), l) for l in _LEVELS if self.having(l))
+        n_groups = len(self.groups())
+        if grouped and n_groups < len(records): counts += f"; {plural(len(records), 'finding')} in {plural(n_groups, 'group')}"
         return f"fastai-paranoid: {plural(self.problems, 'problem')} found in {name} ({counts})"
     def _refusals(self):
         return "fastai-paranoid: the checked code tried to switch guards off; they stayed on:\n" + '\n'.join(f"  {r}" for r in self.refused)
     def report(self, name:str|None=None, # what to call the checked code (default: `self.name`)
                width:int|None=None, # the terminal's width (default: `$COLUMNS` or the terminal's, at least 40)
               )->str:
-        "The report as text: a headline, then one block per finding wrapped to `width`, then what the checked code was refused"
+        "The report as text: a headline, then one block per cause (`groups`: findings repeated across Learners are one block) wrapped to `width`, then what the checked code was refused"
         head = textwrap.fill(self._headline(self.name if name is None else name), terminal_width(width), subsequent_indent='    ',
                              break_long_words=False, break_on_hyphens=False)
-        out = [head] + [render_finding(f, width) for f in self.all]
+        out = [head] + [render_group(fs, width) for fs in self.groups()]
         if self.refused: out.append(self._refusals())
         if self.checks: out.append(self.account(width))
         return '\n\n'.join(out)
@@ -210,7 +291,8 @@ class Findings:
             return textwrap.fill(text, width, initial_indent=first, subsequent_indent=rest, break_long_words=False, break_on_hyphens=False)
         lines = [wrap(f"fastai-paranoid: sanity checks: {check_summary(self.checks)}")]
         for line in check_details(self.checks):
-            lines.append(line if line.startswith('    |') else wrap(line, '  ', '      '))
+            if not line.startswith('    |'): lines.append(wrap(line, '  ', '      '))
+            else: lines.append(line if len(line) <= width else textwrap.fill(line, width, subsequent_indent='    |   ', break_long_words=True))
         return '\n'.join(lines)
     __repr__ = report
     def github(self)->str:
@@ -220,7 +302,7 @@ class Findings:
         rows = ''.join(f"<tr><td>{html.escape(str(f.where or ''))}</td><td>{html.escape(f.level)}</td><td>{html.escape(f.kind)}</td>"
                        f"<td>{html.escape(f.learner)}</td><td>{html.escape((f.path + ' ' if f.path else '') + f.evidence)}</td>"
                        f"<td>{html.escape(f.fix)}</td></tr>" for f in self.all)
-        out = [f"<p>{html.escape(self._headline(self.name))}</p>"]
+        out = [f"<p>{html.escape(self._headline(self.name, grouped=False))}</p>"]
         if rows: out.append("<table><thead><tr><th>where</th><th>level</th><th>kind</th><th>learner</th><th>evidence</th><th>fix</th>"
                             f"</tr></thead><tbody>{rows}</tbody></table>")
         if self.refused: out.append(f"<pre>{html.escape(self._refusals())}</pre>")
@@ -268,6 +350,20 @@ def _tb_lines(traceback:str)->tuple:
     "A traceback's end as lines, without the `^^^^` markers under the code"
     return tuple(l for l in traceback.rstrip().splitlines() if l.strip() and set(l.strip()) - set('^~'))
 
+def _raised_at(lines:tuple)->tuple:
+    "A traceback's lines from its innermost frame (`File ...`) on: where the error was raised, and what it was"
+    starts = [i for i, l in enumerate(lines) if l.lstrip().startswith('File ')]
+    return lines[starts[-1]:] if starts else lines
+
+def _common_end(tracebacks:list)->tuple:
+    "The lines the tracebacks end with alike (the frames where checks that raised one error share the path to it)"
+    common = list(tracebacks[0])
+    for tb in tracebacks[1:]:
+        n = 0
+        while n < min(len(common), len(tb)) and common[-1 - n] == tb[-1 - n]: n += 1
+        common = common[len(common) - n:]
+    return tuple(common)
+
 _check_sinks = [] # callables `fn(record)`, in the order they were opened
 
 @contextlib.contextmanager
@@ -297,20 +393,21 @@ def check_summary(records:list, # `CheckRecord`s (or their dicts)
 
 def check_details(records:list, # `CheckRecord`s (or their dicts)
                  )->list:
-    "One line per check skipped or incomplete (the same check and reason on several Learners: one line naming them all), one per cause of crashes (the checks that raised the same error at the same place: one line naming them, the traceback's end under it), and one per Learner not checked again"
+    "One line per check skipped or incomplete (the same check and reason on several Learners, numbers aside as in `same_cause`: one line naming them all, the numbers that differ in brackets), one per cause of crashes (the checks that raised the same error in the same innermost frame: one line naming them, the end their tracebacks share under it), and one per Learner not checked again"
     records = [CheckRecord.from_dict(r) if isinstance(r, dict) else r for r in records]
     groups = {}
     for r in records:
-        if r.verdict in ('skipped', 'incomplete'): groups.setdefault((r.verdict, r.reason, r.check), []).append(r)
-        elif r.verdict == 'error': # grouped by cause: the error, and where it was raised (the traceback's end)
+        if r.verdict in ('skipped', 'incomplete'): groups.setdefault((r.verdict, _NUMBER.sub('#', r.reason), r.check), []).append(r)
+        elif r.verdict == 'error': # grouped by cause: the error, and where it was raised (the traceback's innermost frame on)
             cause = r.reason.removeprefix(f"{r.check} raised ")
-            groups.setdefault(('error', cause, _tb_lines(r.traceback)), []).append(r)
+            groups.setdefault(('error', cause, _raised_at(_tb_lines(r.traceback))), []).append(r)
     lines = []
     for (verdict, reason, key), rs in groups.items():
         checks = ', '.join(dict.fromkeys(r.check for r in rs))
-        learners = ', '.join(dict.fromkeys(r.learner for r in rs))
+        learners = _learners([r.learner for r in rs])
+        if verdict != 'error': reason = _merged_evidence([r.reason for r in rs])[0] # the numbers that differ, in brackets
         lines.append(f"{_SAID.get(verdict, verdict)}: {checks} on {learners}: {reason}".rstrip(': '))
-        if verdict == 'error': lines += [f"    | {l}" for l in key]
+        if verdict == 'error': lines += [f"    | {l}" for l in _common_end([_tb_lines(r.traceback) for r in rs])]
     for r in records:
         if r.verdict == 'not repeated': lines.append(f"not checked again: {r.learner}, {r.reason or 'as ' + r.same_as}")
     return lines
@@ -357,3 +454,19 @@ def collect_findings(lock:bool=True, # hold the guards in force on for the body 
         finally:
             found._keep_leaks()
             found._live = False
+
+# %% ../nbs/24_collect.ipynb #1242f678
+_progress_sinks = [] # callables `fn(event)`, in the order they were opened
+
+@contextlib.contextmanager
+def progress_sink(fn): # called as `fn(event)`, a dict, with every `report_progress` made inside the block
+    "Receive what the run inside the block is at (`report_progress`), as `check_sink` receives verdicts"
+    _progress_sinks.append(fn)
+    try: yield fn
+    finally: _progress_sinks.remove(fn)
+
+def report_progress(**event): # what changed: `cell`/`cells`, `learner`, `check`/`step`/`steps` (None: no longer at one)
+    "Tell every open `progress_sink` what the run is at now; a sink that fails is not the run's problem"
+    for sink in list(_progress_sinks):
+        try: sink(event)
+        except Exception: pass

@@ -155,9 +155,11 @@ def run_notebook(path, # a notebook
     os.environ['IN_TEST'] = '1'
     shell = CaptureShell(path, profile=bool(cfg.get('exec_profile', False)))
     cells = {} # the shell's execution count -> the cell it ran, for findings' locations
+    from fastai_paranoid.collect import report_progress
     def skip(cell):
         if cell.idx_ not in to_run: return True
         cells[shell.execution_count] = cell
+        report_progress(cell=cell.idx_ + 1, cells=len(nb.cells)) # `fastai-paranoid check`'s progress line
         return False
     from fastai_paranoid.core import location_resolvers
     resolve = _cell_resolver(path, cells)
@@ -231,8 +233,8 @@ class FileResult:
     checks: list = field(default_factory=list) # one dict per sanity check and Learner (`collect.CheckRecord.as_dict()`): learner, check, verdict, reason...
 
 def _findings_data(found)->list:
-    "The findings of `found` (a `Findings`) as JSON-ready dicts: every field of each `Finding`, its locations and message included"
-    return [{**f.as_dict(), 'message': f.message} for f in found.all]
+    "The findings of `found` (a `Findings`) as JSON-ready dicts: every field of each `Finding`, its locations and message included, and its `group` (the report's block of findings of one cause, counted from 1)"
+    return [{**f.as_dict(), 'message': f.message, 'group': g} for f, g in zip(found.all, found.group_ids())]
 
 def _user_traceback(e, filenames):
     "The exception's traceback from the first frame in the user's code on (our frames above it are noise)"
@@ -329,12 +331,21 @@ def _stop(procs:list, grace:float=5.0):
         if proc.is_alive(): proc.kill()
     for proc in procs: proc.join(grace)
 
-def _worker(conn, path, kwargs):
-    "Check one file in this (fresh) process and send its result back as a dict"
+def _progress_to(conn):
+    "A `progress_sink` for this worker: each event sent to the parent as `('progress', event)`, from this process only (not from a process the checked code forks)"
+    pid = os.getpid()
+    def send(event):
+        if os.getpid() == pid: conn.send(('progress', event))
+    return send
+
+def _worker(conn, path, kwargs, progress:bool=False):
+    "Check one file in this (fresh) process and send its result back as a dict; with `progress`, what it is at (`collect.report_progress`) before it"
     multiprocessing.set_start_method(None, force=True) # the checked code's own processes start as they would under python or nbdev-test
     _stoppable()
     _quiet_third_party()
-    try: res = check_file(path, **kwargs)
+    from fastai_paranoid.collect import progress_sink
+    try:
+        with (progress_sink(_progress_to(conn)) if progress else contextlib.nullcontext()): res = check_file(path, **kwargs)
     except BaseException as e: res = FileResult(str(path), 'failed', error=''.join(traceback.format_exception(type(e), e, e.__traceback__)))
     conn.send(dataclasses.asdict(res))
     conn.close()
@@ -352,6 +363,7 @@ def _signals_held():
 def check_files(files:list, # scripts and notebooks
                 n_workers:int=1, # how many run at once
                 on_result=None, # called with each `FileResult` as it comes in
+                on_progress=None, # called as `on_progress(path, event)` when a file starts (event `{}`) and with what it is at (`collect.report_progress`)
                 **kwargs, # passed to `check_file`
                )->list:
     "Check each file in its own process, `n_workers` at a time; the `FileResult`s in the order of `files`"
@@ -363,18 +375,25 @@ def check_files(files:list, # scripts and notebooks
                 path = pending.pop(0)
                 with _signals_held(): # an interrupt waits until the worker is started and known, so that it can be stopped
                     receive, send = ctx.Pipe(duplex=False)
-                    proc = ctx.Process(target=_worker, args=(send, path, kwargs), name=f'fastai-paranoid {Path(path).name}')
+                    proc = ctx.Process(target=_worker, args=(send, path, kwargs, on_progress is not None), name=f'fastai-paranoid {Path(path).name}')
                     proc.start()
                     send.close()
                     running[receive] = (proc, path, time.perf_counter())
+                if on_progress: on_progress(path, {})
             for conn in wait(list(running)):
-                proc, path, start = running.pop(conn)
-                try: res = FileResult(**conn.recv())
+                proc, path, start = running[conn]
+                try:
+                    message = conn.recv()
+                    if isinstance(message, tuple): # ('progress', event): the file goes on
+                        if on_progress: on_progress(path, message[1])
+                        continue
+                    res = FileResult(**message)
                 except EOFError:
                     proc.join()
                     res = FileResult(str(path), 'failed', time.perf_counter() - start,
                                      error=f"the process checking {path} died (exit code {proc.exitcode}) before reporting: "
                                            f"killed for memory, a crash in native code, or os._exit() in the checked code")
+                running.pop(conn)
                 conn.close()
                 proc.join()
                 results[path] = res
@@ -404,6 +423,52 @@ def _say(*lines, file=None, width=None):
     if file is sys.stdout:
         lines = [textwrap.fill(l, _width(width), subsequent_indent='    ', break_long_words=False, break_on_hyphens=False) for l in lines]
     print(*lines, sep='\n', file=file or sys.stderr, flush=True)
+
+class _ProgressLine:
+    "The one line on a terminal that says what each running file is at (cell, Learner, check), rewritten in place (`\\r`, then `\\x1b[K` clears what is left of the old one); `clear()` leaves the line empty"
+    def __init__(self, stream, # a terminal (stderr)
+                 total:int, # how many files the run checks
+                 width:int|None=None, # columns (default: the terminal's)
+                ):
+        self.stream, self.total, self.width = stream, total, _width(width)
+        self.files, self.done, self.shown = {}, 0, False # path -> what it is at
+    def update(self, path, event:dict):
+        "Keep what `path` is at now (`event`: what changed) and redraw"
+        self.files.setdefault(str(path), {}).update(event)
+        self.draw()
+    def finished(self, path):
+        "`path` is done: its part of the line goes, the count goes up (`draw` to show it)"
+        self.files.pop(str(path), None)
+        self.done += 1
+    def text(self, short:bool=False)->str: # short: the Learners without their model's class, to fit
+        "What the line says: for each running file, its cell, Learner and check (the Learners' model classes left out where they do not fit)"
+        parts = []
+        for path, at in self.files.items():
+            said = []
+            if at.get('cells'): said.append(f"cell {at['cell']}/{at['cells']}")
+            if at.get('learner'): said.append(at['learner'].split(' (')[0] if short else at['learner'])
+            if at.get('check'): said.append(f"{at['check']} ({at['step']}/{at['steps']})")
+            parts.append(f"{Path(path).name}: {', '.join(said) or 'starting'}")
+        count = f" [{self.done}/{self.total}]" if self.total > 1 else ''
+        text = f"fastai-paranoid{count} " + ' | '.join(parts)
+        return self.text(short=True) if not short and len(text) >= self.width else text
+    def draw(self):
+        if not self.files: return self.clear()
+        self.stream.write('\r' + self.text()[:self.width - 1] + '\x1b[K') # one column spare: a full line would wrap on some terminals
+        self.stream.flush()
+        self.shown = True
+    def clear(self):
+        "Leave the line empty, for whatever is printed next"
+        if not self.shown: return
+        self.stream.write('\r\x1b[K')
+        self.stream.flush()
+        self.shown = False
+
+def _live_line(stream, total:int, verbose:bool)->_ProgressLine|None:
+    "A `_ProgressLine` where `stream` is a terminal and the files' own output is not let through (`verbose`); None in a CI log or a pipe"
+    try: tty = stream.isatty()
+    except (AttributeError, ValueError): tty = False
+    return _ProgressLine(stream, total) if tty and not verbose else None
 
 def _table(rows:list, columns:list, title:str='')->list:
     "A text table's lines (as `core.ResultTable` draws it; drawn here without importing torch)"
@@ -512,9 +577,9 @@ def _merge_ranks(results:list, world:int, wait_s:float=60.0)->list:
             for other in map(lambda x: FileResult(**x), json.loads(f.read_text())):
                 mine = merged.get(other.path)
                 if mine is None: continue
-                seen = {json.dumps({k: v for k, v in x.items() if k not in ('found_at', 'built_at')}, sort_keys=True) for x in mine.findings}
+                seen = {json.dumps({k: v for k, v in x.items() if k not in ('found_at', 'built_at', 'group')}, sort_keys=True) for x in mine.findings}
                 for x in other.findings:
-                    key = json.dumps({k: v for k, v in x.items() if k not in ('found_at', 'built_at')}, sort_keys=True)
+                    key = json.dumps({k: v for k, v in x.items() if k not in ('found_at', 'built_at', 'group')}, sort_keys=True)
                     if key not in seen: seen.add(key); mine.findings.append({**x, 'rank': rank})
                 mine.problems = max(mine.problems, other.problems)
                 if STATUSES.index(other.status) > STATUSES.index(mine.status) and other.status != 'skipped':
@@ -633,16 +698,22 @@ def check_paths(paths:list, # scripts, notebooks and folders of them
     if n_workers is None: n_workers = min(os.cpu_count() or 1, 8)
     n_workers = max(1, min(n_workers, len(todo)))
     done = []
+    live = _live_line(sys.stderr, len(todo), verbose) # the line that says what each file is at, on a terminal only
     def _progress(r):
         done.append(r)
+        if live: live.finished(r.path); live.clear()
         if len(todo) > 1: _say(f"[{len(done)}/{len(todo)}] {r.path}: {r.status} ({r.seconds:.1f} s)")
+        if live: live.draw()
     start = time.perf_counter()
     kwargs = dict(force_flags=list(flags), on_finding=on_finding, guards=guards, verbose=verbose, cell_timeout=cell_timeout,
                   sanity=sanity, sanity_budget=sanity_budget, fail_on=fail_on)
     names = {str(f): ' '.join([str(f), *args]) for f in todo}
     report = dict(format=format, fail_on=fail_on, names=names)
     try:
-        with _terminate_as_interrupt(): checked = check_files(todo, n_workers, on_result=_progress, args=tuple(args), **kwargs)
+        with _terminate_as_interrupt():
+            try: checked = check_files(todo, n_workers, on_result=_progress, on_progress=live and live.update, args=tuple(args), **kwargs)
+            finally:
+                if live: live.clear()
     except KeyboardInterrupt as e: # the workers still running were stopped by `check_files`; what is done is reported
         code = getattr(e, 'status', 130)
         _report_interrupted(code, files, todo, results, done, time.perf_counter() - start, report, json_path, flags, n_workers)

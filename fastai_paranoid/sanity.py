@@ -4,7 +4,7 @@
 
 # %% ../nbs/35_sanity.ipynb #5a1e7c03
 from __future__ import annotations
-import inspect, time, traceback
+import html, inspect, textwrap, time, traceback
 import torch
 from fastai.learner import Learner
 from fastcore.basics import patch
@@ -12,6 +12,7 @@ from fastprogress.fastprogress import progress_bar
 from .core import ParanoidWarning, ParanoidError, ON_FINDING, DEPRECATED, emit, on_finding_arg, preserve_rng
 from .core import ResultTable, CheckResult, VERDICTS, registered_checks
 from .checkutils import SHARED, sharing, NoTrainingBatch, CheckIncomplete
+from .collect import terminal_width, report_progress
 # the checks of the modules below register themselves (`register_check`): learn.sanity_check() runs them
 from . import checks, datachecks, modelchecks, validchecks
 
@@ -32,7 +33,7 @@ class SanityCheckError(ParanoidError):
 
 # %% ../nbs/35_sanity.ipynb #81008cd0
 class SanityReport:
-    "The results of `learn.sanity_check()`: a table in a terminal or a notebook, and the `CheckResult`s by position or check name"
+    "The results of `learn.sanity_check()`: one line per check in a terminal (what it measured, its threshold and message under it, wrapped to the terminal's width), a table in a notebook, and the `CheckResult`s by position or check name"
     def __init__(self, results:list, # one `CheckResult` per check
                  seconds:list, # time each check took
                  tracebacks:dict|None=None, # check name -> traceback, for checks that raised (verdict 'error')
@@ -70,14 +71,43 @@ class SanityReport:
             return match[0]
         return self.results[key]
     @property
-    def table(self)->ResultTable:
-        rows = [r.as_row() | {'seconds': f"{s:.2f}"} for r, s in zip(self.results, self.seconds)]
+    def title(self)->str:
+        "'Sanity check: 13 passed, 1 failed, 4 skipped (12.3 s; safety net 300 s per check)'"
         counts = ', '.join(f"{n} {v}" for v, n in ({'passed': 0} | self.counts).items())
         total = f"{sum(self.seconds):.1f} s" + (f"; safety net {self.budget:g} s per check" if self.budget is not None else '')
-        return ResultTable(rows, columns=['check', 'verdict', 'measured', 'threshold', 'seconds', 'message', 'fix'],
-                           title=f"Sanity check: {counts} ({total})")
-    def __repr__(self): return str(self.table)
-    def _repr_html_(self): return self.table._repr_html_()
+        return f"Sanity check: {counts} ({total})"
+    @property
+    def table(self)->ResultTable:
+        "Every result as a row (check, verdict, measured, threshold, seconds, message, fix), in full: the notebook's rendering"
+        rows = [r.as_row() | {'seconds': f"{s:.2f}"} for r, s in zip(self.results, self.seconds)]
+        return ResultTable(rows, columns=['check', 'verdict', 'measured', 'threshold', 'seconds', 'message', 'fix'], title=self.title)
+    def text(self, width:int|None=None, # columns (default: `$COLUMNS`, else the terminal's, else 100)
+             tb_lines:int=6, # the last lines of a crashed check's traceback shown under it (all of them in `tracebacks`)
+            )->str:
+        "The report for a terminal: the title, then per check a line (verdict, name, seconds) and under it its message, what it measured against its threshold, and the fix, each wrapped to `width`; a crashed check's traceback ends it"
+        width = terminal_width(width)
+        def wrap(text, first='      ', rest='        '):
+            return textwrap.fill(text, width, initial_indent=first, subsequent_indent=rest, break_long_words=True, break_on_hyphens=False)
+        lines = [wrap(self.title, '', '    ')]
+        name_width = max((len(r.name) for r in self.results), default=0)
+        for r, s in zip(self.results, self.seconds):
+            lines.append(wrap(f"{r.verdict:<10} {r.name:<{name_width}}  {s:.2f} s", '  '))
+            row = r.as_row()
+            if r.message: lines.append(wrap(r.message))
+            if row['measured'] or row['threshold']:
+                lines.append(wrap('; '.join(x for x in (f"measured: {row['measured']}" if row['measured'] else '',
+                                                         f"threshold: {row['threshold']}" if row['threshold'] else '') if x)))
+            if r.fix and not r.passed: lines.append(wrap(f"fix: {r.fix}"))
+            tb = [l for l in self.tracebacks.get(r.name, '').rstrip().splitlines() if l.strip()][-tb_lines:]
+            lines += [wrap(l.strip(), '      | ', '      |   ') for l in tb]
+        return '\n'.join(lines)
+    def __str__(self): return self.text()
+    __repr__ = __str__
+    def _repr_html_(self):
+        out = self.table._repr_html_()
+        for name, tb in self.tracebacks.items():
+            out += f"<details><summary>{html.escape(name)}: traceback</summary><pre>{html.escape(tb)}</pre></details>"
+        return out
 
 def _resolve_checks(checks):
     "Check functions from `checks`: None (every registered check), functions, or names of registered checks"
@@ -146,8 +176,9 @@ def sanity_check(self:Learner,
     if budget is None: budget = default_budget(self)
     results, seconds, tracebacks = [], [], {}
     with preserve_rng(self.dls), sharing(self): # the checks share what they read of the data (`SharedReads`)
-        for fn in (progress_bar(fns, leave=False) if progress else fns): # fastprogress draws a bar even with display=False
+        for step, fn in enumerate(progress_bar(fns, leave=False) if progress else fns, 1): # fastprogress draws a bar even with display=False
             name = fn.__name__
+            report_progress(check=name, step=step, steps=len(fns)) # `fastai-paranoid check`'s progress line
             kwargs = _accepts_all(fn, RUN_DEFAULTS.get(name, {})) | dict(settings.get(name, {}))
             if lr is not None and _accepts(fn, 'lr'): kwargs.setdefault('lr', lr)
             if _accepts(fn, 'budget'): kwargs.setdefault('budget', budget) # each check's own safety net
@@ -174,6 +205,7 @@ def sanity_check(self:Learner,
                                           f"(report.tracebacks[{name!r}]), or leave the check out with checks=[...].")
             results.append(res)
             seconds.append(time.perf_counter() - start)
+    report_progress(check=None)
     report = SanityReport(results, seconds, tracebacks, budget)
     if on_finding is not None:
         for r in report.results:

@@ -1,5 +1,5 @@
 "`fastai-paranoid check PATH...` on a whole nbdev-style project: notebooks run as nbdev-test runs them (magics, `!`, display, pickling, directives), parallel workers, one table, --json; bad paths get one line and exit 2."
-import contextlib, io, json, os, signal, subprocess, sys, time
+import contextlib, io, json, os, re, signal, subprocess, sys, time
 from pathlib import Path
 import pytest
 from fastai.callback.core import Callback
@@ -177,3 +177,30 @@ def test_a_cell_timeout_is_one_line_and_a_slow_cell_outside_a_project_is_named(t
     assert 'asyncio' not in err.getvalue()
     assert f"Not run, and notes, in {tmp_path/'slow.ipynb'}" in out.getvalue()
     assert 'cell 2 (y = 2): ran, although marked #|slow' in ' '.join(out.getvalue().split())
+
+class _Terminal(io.StringIO):
+    "A stderr that says it is a terminal"
+    def isatty(self): return True
+
+@pytest.mark.parametrize('tty', [True, False])
+def test_progress_is_one_line_on_a_terminal_and_nothing_in_a_log(tmp_path, tty, monkeypatch):
+    "On a terminal: the file, its notebook cell, the Learner and each sanity check in one line rewritten with \\r, cleared at the end; not a terminal: none of it"
+    notebook(tmp_path/'train.ipynb', PRELUDE, 'fit(Learner(xor_dls(), build_mlp(), loss_func=nn.CrossEntropyLoss()))')
+    monkeypatch.setenv('COLUMNS', '120') # the line's width, whatever terminal runs the tests
+    err, out = (_Terminal() if tty else io.StringIO()), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        assert check_paths([tmp_path/'train.ipynb'], n_workers=1) == 0, out.getvalue()
+    written = err.getvalue()
+    if not tty:
+        assert written == '', written
+        return
+    frames = written.split('\r')[1:]
+    assert '\n' not in written and frames[-1] == '\x1b[K', frames[-3:] # never a new line; the last write clears it
+    shown = [f.removesuffix('\x1b[K') for f in frames[:-1]]
+    assert shown[0] == 'fastai-paranoid train.ipynb: starting', shown[:3]
+    assert 'fastai-paranoid train.ipynb: cell 2/2' in shown
+    checks = [f for f in shown if ', check_' in f]
+    assert checks and all(re.search(r'train\.ipynb: cell 2/2, Learner #\d+ \(Sequential\), check_\w+ \(\d+/\d+\)$', f) for f in checks), checks[:3]
+    steps = [int(re.search(r'\((\d+)/(\d+)\)$', f).group(1)) for f in checks]
+    assert steps == list(range(1, len(steps) + 1)) and f"({len(steps)}/{len(steps)})" in checks[-1] # every check, in order
+    assert all(len(f) < 120 for f in shown)
