@@ -4,7 +4,7 @@
 
 # %% ../nbs/44_ipython.ipynb #79e35bd9
 from __future__ import annotations
-import contextlib, warnings
+import atexit, contextlib, warnings
 from .core import DEPRECATED, ParanoidWarning, finding_sink, on_finding_arg
 from .leaks import all_findings
 from .paranoid import paranoid
@@ -29,8 +29,11 @@ class ParanoidExtension:
         self._show = warnings.showwarning
         warnings.showwarning = self._showwarning
         self._found, self._n_leaks = Findings(), len(all_findings())
+        self._in_cell = None # inside a cell that `post_run_cell` reports: True, False, or None (unknown: the cell that loaded us)
         shell.events.register('pre_run_cell', self.pre_run_cell)
         shell.events.register('post_run_cell', self.post_run_cell)
+        shell.events.register('post_execute', self.post_execute)
+        atexit.register(self.at_exit) # run before IPython's own exit (atexit runs the last registered first), which clears the namespace
 
     def _record(self, finding):
         self._found.add(finding)
@@ -45,28 +48,45 @@ class ParanoidExtension:
 
     def pre_run_cell(self, info):
         self._found, self._n_leaks = Findings(), len(all_findings())
+        self._in_cell = True
 
-    def cell_findings(self)->Findings:
+    def cell_findings(self, name:str='this cell', # what the report calls what ran
+                     )->Findings:
         "What the guards found since the current cell started"
         leaks = all_findings()
         found = Findings()
         for f in (leaks[self._n_leaks:] if len(leaks) >= self._n_leaks else leaks): found.add(f) # `clear_findings()` in the cell: all are new
         for f in self._found.all: found.add(f)
         found.checks = list(self._found.checks)
-        found.name = 'this cell'
+        found.name = name
         return found
 
-    def post_run_cell(self, result):
-        found = self.cell_findings()
+    def report(self, name:str='this cell'):
+        "Display what the guards found since the last report (nothing when they found nothing and no sanity check ran), and start afresh"
+        found = self.cell_findings(name)
         self._found, self._n_leaks = Findings(), len(all_findings())
         if found.all or found.checks: # findings, or sanity checks run: what they did is said too
             from IPython.display import display
             display(found)
 
+    def post_run_cell(self, result):
+        self.report()
+        self._in_cell = False
+
+    def post_execute(self):
+        "After code the shell ran silently, with no `post_run_cell` to follow (`ipython notebook.ipynb` runs each cell so): its report"
+        if self._in_cell is False: self.report()
+        elif self._in_cell is None: self._in_cell = False # the cell that loaded us: reported by its `post_run_cell`, or at exit
+
+    def at_exit(self):
+        "At exit, what was not reported yet (`ipython file.ipy` runs the whole file as one silent cell; `ipython file.py` runs it with no cell at all)"
+        self.report('this run')
+
     def close(self):
         "Unhook the events and put `paranoid()` back as it was"
-        for event, fn in (('pre_run_cell', self.pre_run_cell), ('post_run_cell', self.post_run_cell)):
+        for event, fn in (('pre_run_cell', self.pre_run_cell), ('post_run_cell', self.post_run_cell), ('post_execute', self.post_execute)):
             with contextlib.suppress(ValueError): self.shell.events.unregister(event, fn)
+        atexit.unregister(self.at_exit)
         if warnings.showwarning == self._showwarning: warnings.showwarning = self._show
         self._stack.close()
 
