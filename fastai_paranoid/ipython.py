@@ -5,7 +5,8 @@
 # %% ../nbs/44_ipython.ipynb #79e35bd9
 from __future__ import annotations
 import atexit, contextlib, warnings
-from .core import DEPRECATED, ParanoidWarning, finding_sink, on_finding_arg
+from pathlib import Path
+from .core import DEPRECATED, Location, ParanoidWarning, finding_sink, location_resolvers, on_finding_arg
 from .leaks import all_findings
 from .paranoid import paranoid
 from .collect import Findings, _from_warning, check_sink
@@ -34,6 +35,22 @@ class ParanoidExtension:
         shell.events.register('post_run_cell', self.post_run_cell)
         shell.events.register('post_execute', self.post_execute)
         atexit.register(self.at_exit) # run before IPython's own exit (atexit runs the last registered first), which clears the namespace
+        self._file_cell = self._running_ipy(shell) # `ipython file.ipy`: (the file, the name IPython compiles it under)
+        if self._file_cell is not None: location_resolvers.append(self._resolve_ipy)
+
+    @staticmethod
+    def _running_ipy(shell):
+        "`(file, code name)` when loaded by a .ipy file that `ipython file.ipy` (or `%run file.ipy`) runs: IPython compiles the whole file as one cell, `<ipython-input-N-HASH>`"
+        name = getattr(shell, 'user_ns', {}).get('__file__')
+        if not isinstance(name, str) or not name.endswith('.ipy') or not Path(name).is_file(): return None
+        from IPython.core.compilerop import code_name
+        source = Path(name).read_text(encoding='utf-8')
+        return name, code_name(shell.transform_cell(source), shell.execution_count) # as `run_cell` names it (a silent run keeps the count)
+
+    def _resolve_ipy(self, filename, lineno):
+        "A frame of the running .ipy file: the file and the line in it, instead of `<ipython-input-1-...>`"
+        file, cell = self._file_cell
+        return Location(file, lineno) if filename == cell else None
 
     def _record(self, finding):
         self._found.add(finding)
@@ -87,6 +104,7 @@ class ParanoidExtension:
         for event, fn in (('pre_run_cell', self.pre_run_cell), ('post_run_cell', self.post_run_cell), ('post_execute', self.post_execute)):
             with contextlib.suppress(ValueError): self.shell.events.unregister(event, fn)
         atexit.unregister(self.at_exit)
+        if self._file_cell is not None and self._resolve_ipy in location_resolvers: location_resolvers.remove(self._resolve_ipy)
         if warnings.showwarning == self._showwarning: warnings.showwarning = self._show
         self._stack.close()
 

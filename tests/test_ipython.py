@@ -47,4 +47,6 @@ def test_plain_ipython_reports_the_findings_once(tmp_path, how):
             report = out.split('fastai-paranoid: 1 problem found in this')[1]
             assert 'reused_model' in report and 'fix: build a new model per run' in report, out
             assert out.index('the end of the file') < out.index('fastai-paranoid: 1 problem found'), out
+            if how == 'ipy': # the file's lines (the fit, the Learner's construction, in `fit`), not <ipython-input-1-...>
+                assert 'leaky.ipy:8 ' in report and 'Learner built at leaky.ipy:7' in report, out
         else: assert 'fastai-paranoid' not in out and 'StateLeakWarning' not in err, out + err
