@@ -1,5 +1,5 @@
 "The pre-commit hook (issue 27): `.pre-commit-hooks.yaml` read as pre-commit reads it, and run with `pre-commit try-repo` on a small repository made here: the hook fails on a script with a planted bug and passes on its healthy twin"
-import os, shutil, subprocess, sys
+import os, re, shutil, subprocess, sys
 from pathlib import Path
 import pytest
 yaml = pytest.importorskip('yaml')
@@ -16,6 +16,10 @@ def test_the_hook_runs_check_smoke_on_staged_notebooks_and_scripts_in_the_users_
     assert hook['language'] == 'system', "the checked code imports the user's fastai, torch and data code: an isolated hook venv has none of it"
     assert hook['types_or'] == ['python', 'jupyter'] and hook.get('pass_filenames', True) is True
     assert hook['require_serial'] is True, "one check takes all the files and runs its own workers"
+    left_out = re.compile(hook['exclude']) # what is not a script, and pytest's files
+    assert [f for f in ['__init__.py', 'pkg/_helpers.py', 'setup.py', 'tests/conftest.py', 'tests/test_model.py', 'model_test.py',
+                        'train.py', 'scripts/fit_setup.py', 'nbs/00_core.ipynb', 'nbs/_draft.ipynb', 'contest.py'] if not left_out.search(f)] == \
+           ['train.py', 'scripts/fit_setup.py', 'nbs/00_core.ipynb', 'nbs/_draft.ipynb', 'contest.py']
 
 def _smoke_supported()->bool:
     "Whether this checkout's `check` knows --smoke (added on the smoke branch): the hook passes it"
