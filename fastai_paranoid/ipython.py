@@ -4,8 +4,9 @@
 
 # %% ../nbs/44_ipython.ipynb #79e35bd9
 from __future__ import annotations
-import contextlib, warnings
-from .core import DEPRECATED, ParanoidWarning, finding_sink, on_finding_arg
+import atexit, contextlib, warnings
+from pathlib import Path
+from .core import DEPRECATED, Location, ParanoidWarning, finding_sink, location_resolvers, on_finding_arg
 from .leaks import all_findings
 from .paranoid import paranoid
 from .collect import Findings, _from_warning, check_sink
@@ -29,8 +30,27 @@ class ParanoidExtension:
         self._show = warnings.showwarning
         warnings.showwarning = self._showwarning
         self._found, self._n_leaks = Findings(), len(all_findings())
+        self._in_cell = None # inside a cell that `post_run_cell` reports: True, False, or None (unknown: the cell that loaded us)
         shell.events.register('pre_run_cell', self.pre_run_cell)
         shell.events.register('post_run_cell', self.post_run_cell)
+        shell.events.register('post_execute', self.post_execute)
+        atexit.register(self.at_exit) # run before IPython's own exit (atexit runs the last registered first), which clears the namespace
+        self._file_cell = self._running_ipy(shell) # `ipython file.ipy`: (the file, the name IPython compiles it under)
+        if self._file_cell is not None: location_resolvers.append(self._resolve_ipy)
+
+    @staticmethod
+    def _running_ipy(shell):
+        "`(file, code name)` when loaded by a .ipy file that `ipython file.ipy` (or `%run file.ipy`) runs: IPython compiles the whole file as one cell, `<ipython-input-N-HASH>`"
+        name = getattr(shell, 'user_ns', {}).get('__file__')
+        if not isinstance(name, str) or not name.endswith('.ipy') or not Path(name).is_file(): return None
+        from IPython.core.compilerop import code_name
+        source = Path(name).read_text(encoding='utf-8')
+        return name, code_name(shell.transform_cell(source), shell.execution_count) # as `run_cell` names it (a silent run keeps the count)
+
+    def _resolve_ipy(self, filename, lineno):
+        "A frame of the running .ipy file: the file and the line in it, instead of `<ipython-input-1-...>`"
+        file, cell = self._file_cell
+        return Location(file, lineno) if filename == cell else None
 
     def _record(self, finding):
         self._found.add(finding)
@@ -45,28 +65,46 @@ class ParanoidExtension:
 
     def pre_run_cell(self, info):
         self._found, self._n_leaks = Findings(), len(all_findings())
+        self._in_cell = True
 
-    def cell_findings(self)->Findings:
+    def cell_findings(self, name:str='this cell', # what the report calls what ran
+                     )->Findings:
         "What the guards found since the current cell started"
         leaks = all_findings()
         found = Findings()
         for f in (leaks[self._n_leaks:] if len(leaks) >= self._n_leaks else leaks): found.add(f) # `clear_findings()` in the cell: all are new
         for f in self._found.all: found.add(f)
         found.checks = list(self._found.checks)
-        found.name = 'this cell'
+        found.name = name
         return found
 
-    def post_run_cell(self, result):
-        found = self.cell_findings()
+    def report(self, name:str='this cell'):
+        "Display what the guards found since the last report (nothing when they found nothing and no sanity check ran), and start afresh"
+        found = self.cell_findings(name)
         self._found, self._n_leaks = Findings(), len(all_findings())
         if found.all or found.checks: # findings, or sanity checks run: what they did is said too
             from IPython.display import display
             display(found)
 
+    def post_run_cell(self, result):
+        self.report()
+        self._in_cell = False
+
+    def post_execute(self):
+        "After code the shell ran silently, with no `post_run_cell` to follow (`ipython notebook.ipynb` runs each cell so): its report"
+        if self._in_cell is False: self.report()
+        elif self._in_cell is None: self._in_cell = False # the cell that loaded us: reported by its `post_run_cell`, or at exit
+
+    def at_exit(self):
+        "At exit, what was not reported yet (`ipython file.ipy` runs the whole file as one silent cell; `ipython file.py` runs it with no cell at all)"
+        self.report('this run')
+
     def close(self):
         "Unhook the events and put `paranoid()` back as it was"
-        for event, fn in (('pre_run_cell', self.pre_run_cell), ('post_run_cell', self.post_run_cell)):
+        for event, fn in (('pre_run_cell', self.pre_run_cell), ('post_run_cell', self.post_run_cell), ('post_execute', self.post_execute)):
             with contextlib.suppress(ValueError): self.shell.events.unregister(event, fn)
+        atexit.unregister(self.at_exit)
+        if self._file_cell is not None and self._resolve_ipy in location_resolvers: location_resolvers.remove(self._resolve_ipy)
         if warnings.showwarning == self._showwarning: warnings.showwarning = self._show
         self._stack.close()
 

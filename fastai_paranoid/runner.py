@@ -322,14 +322,44 @@ def _stoppable():
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
+def _own_group():
+    "Make this worker the leader of a process group of its own, which what the checked code starts (DataLoader workers, subprocesses) joins, so that `_stop_group` can end them with it"
+    with contextlib.suppress(AttributeError, OSError): os.setpgid(0, 0)
+
+def _group_members(pgid:int)->list:
+    "The processes of group `pgid` still alive (zombies are not): read from /proc on Linux; elsewhere `[pgid]` while the group can be signalled"
+    proc = Path('/proc')
+    if not (proc/'self'/'stat').exists():
+        try: os.killpg(pgid, 0)
+        except (ProcessLookupError, PermissionError): return []
+        return [pgid]
+    members = []
+    for d in proc.iterdir():
+        if not d.name.isdigit(): continue
+        try: stat = (d/'stat').read_text()
+        except OSError: continue # ended while we looked
+        state, _ppid, group = stat[stat.rfind(')') + 2:].split()[:3] # after `pid (comm) `: state, ppid, process group
+        if int(group) == pgid and state not in 'ZX': members.append(int(d.name))
+    return members
+
+def _stop_group(pgid:int, grace:float=5.0):
+    "End what is left of a worker's process group (the checked code's DataLoader workers and subprocesses): SIGTERM, then SIGKILL after `grace` seconds; return when none is alive"
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        if not _group_members(pgid): return
+        with contextlib.suppress(ProcessLookupError, PermissionError): os.killpg(pgid, sig)
+        deadline = time.monotonic() + grace # a safety net: SIGKILL ends a process at once
+        while _group_members(pgid) and time.monotonic() < deadline: time.sleep(0.05)
+
 def _stop(procs:list, grace:float=5.0):
-    "End the worker processes: SIGTERM, then SIGKILL for any still alive after `grace` seconds (the checked code may catch SIGTERM)"
+    "End the worker processes and what they started: SIGTERM, then SIGKILL for any still alive after `grace` seconds (the checked code may catch SIGTERM); then each one's process group"
     for proc in procs: proc.terminate()
     deadline = time.monotonic() + grace
     for proc in procs:
         proc.join(max(0.0, deadline - time.monotonic()))
         if proc.is_alive(): proc.kill()
     for proc in procs: proc.join(grace)
+    for proc in procs:
+        if proc.pid is not None: _stop_group(proc.pid, grace)
 
 def _progress_to(conn):
     "A `progress_sink` for this worker: each event sent to the parent as `('progress', event)`, from this process only (not from a process the checked code forks)"
@@ -341,6 +371,7 @@ def _progress_to(conn):
 def _worker(conn, path, kwargs, progress:bool=False):
     "Check one file in this (fresh) process and send its result back as a dict; with `progress`, what it is at (`collect.report_progress`) before it"
     multiprocessing.set_start_method(None, force=True) # the checked code's own processes start as they would under python or nbdev-test
+    _own_group()
     _stoppable()
     _quiet_third_party()
     from fastai_paranoid.collect import progress_sink
@@ -396,6 +427,7 @@ def check_files(files:list, # scripts and notebooks
                 running.pop(conn)
                 conn.close()
                 proc.join()
+                _stop_group(proc.pid) # what the file started and left running (a subprocess, DataLoader workers) ends with it
                 results[path] = res
                 if on_result: on_result(res)
     finally: # interrupted: stop the workers still running, and one being started when the interrupt came
@@ -473,7 +505,7 @@ def _live_line(stream, total:int, verbose:bool)->_ProgressLine|None:
 def _table(rows:list, columns:list, title:str='')->list:
     "A text table's lines (as `core.ResultTable` draws it; drawn here without importing torch)"
     cells = [[str(r.get(c, '')) for c in columns] for r in rows]
-    widths = [max(len(c), *(len(row[i]) for row in cells)) for i, c in enumerate(columns)]
+    widths = [max([len(c), *(len(row[i]) for row in cells)]) for i, c in enumerate(columns)] # no rows (interrupted before the first file ended): the headers' widths
     line = lambda vals: '  '.join(v.ljust(w) for v, w in zip(vals, widths)).rstrip()
     return ([title] if title else []) + [line(columns), line(['-' * w for w in widths])] + [line(r) for r in cells]
 
