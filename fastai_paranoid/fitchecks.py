@@ -4,7 +4,7 @@
 
 # %% ../nbs/14_fitchecks.ipynb #f3bbe054
 from __future__ import annotations
-import math, warnings, weakref
+import inspect, math, warnings, weakref
 from pathlib import Path
 import numpy as np
 import torch
@@ -15,14 +15,15 @@ import fastai.learner as _fastai_learner
 from .core import Finding, ParanoidWarning, CHECK_ALPHA, DEPRECATED, emit, fingerprints, module_paths, preserve_rng
 from .compat import is_lr_find, unwrap_model
 from .deploy import Guard
-from .loopguards import CheapGuard # fastai's dispatch, without its look-ups
+from fastai.callback.core import _events
+from .loopguards import CheapGuard, LOOP_GUARDS # fastai's dispatch, without its look-ups; the loop's guards, for `FitGuards`
 
 # %% auto #0
-__all__ = ['MIN_RUN_RATIO', 'MIN_LABELS', 'FITCHECK_GUARDS', 'LossShapeWarning', 'broadcast_growth', 'loss_shape_finding',
-           'loss_broadcasts', 'LossShapeGuard', 'FrozenHeadWarning', 'stepped_params', 'trainable_share',
-           'frozen_head_finding', 'last_head', 'forward_order', 'FrozenHeadGuard', 'LoadWarning', 'key_prefix',
-           'load_finding', 'LoadGuard', 'install_load_patch', 'remove_load_patch', 'DataOrderWarning', 'label_runs',
-           'sorted_runs', 'data_order_finding', 'DataOrderGuard']
+__all__ = ['MIN_RUN_RATIO', 'MIN_LABELS', 'FITCHECK_GUARDS', 'DISPATCHED_GUARDS', 'LossShapeWarning', 'broadcast_growth',
+           'loss_shape_finding', 'loss_broadcasts', 'LossShapeGuard', 'FrozenHeadWarning', 'stepped_params',
+           'trainable_share', 'frozen_head_finding', 'last_head', 'forward_order', 'FrozenHeadGuard', 'LoadWarning',
+           'key_prefix', 'load_finding', 'LoadGuard', 'install_load_patch', 'remove_load_patch', 'DataOrderWarning',
+           'label_runs', 'sorted_runs', 'data_order_finding', 'DataOrderGuard', 'FitGuards']
 
 # %% ../nbs/14_fitchecks.ipynb #c287968a
 class LossShapeWarning(ParanoidWarning):
@@ -454,3 +455,43 @@ class DataOrderGuard(CheapGuard):
 
 # %% ../nbs/14_fitchecks.ipynb #93996411
 FITCHECK_GUARDS = [LossShapeGuard, FrozenHeadGuard, LoadGuard, DataOrderGuard]
+
+# %% ../nbs/14_fitchecks.ipynb #ac69331d
+DISPATCHED_GUARDS = LOOP_GUARDS + [LossShapeGuard, FrozenHeadGuard, DataOrderGuard] # what `FitGuards` holds by default: the guards with events in the loop
+
+class FitGuards(CheapGuard):
+    "One callback for the guards of the real fit: an instance of each class in `guards`, each called only on the events its class defines and by its own rules; `fit_guards[cls]` is the one of class `cls`. At `after_create` it leaves out the guards whose class the Learner already holds as a callback"
+    order = -8 # the earliest of its guards' orders: StaleGradGuard and UpdateGuard see `before_step` before the user's callbacks (order 0)
+    def __init__(self, on_finding:str='warn', # 'warn', 'raise' or 'log', as `paranoid(on_finding=...)`, for every guard it holds
+                 guards:list|None=None, # guard classes (default: `DISPATCHED_GUARDS`), each a `CheapGuard`
+                ):
+        self._set_on_finding(on_finding)
+        classes = DISPATCHED_GUARDS if guards is None else list(guards)
+        refused = [c for c in classes if not (isinstance(c, type) and issubclass(c, CheapGuard))]
+        if refused: raise TypeError(f"FitGuards: guards must be CheapGuard classes, got {refused}; add other callbacks to the Learner itself.")
+        made = [cls(on_finding=on_finding) if 'on_finding' in inspect.signature(cls).parameters else cls() for cls in classes]
+        self.guards = sorted(made, key=lambda g: g.order) # stable: fastai's order among them
+        self._route()
+    def _route(self):
+        "event -> the guards whose class defines it, in their order"
+        self._by_event = {event: [g for g in self.guards if event in g._handlers] for event in _events}
+    def __call__(self, event_name):
+        if event_name == 'after_create': self._leave_out_present()
+        if self.run:
+            for guard in self._by_event.get(event_name, ()): guard(event_name)
+        if event_name == 'after_fit' and not self.run: self.run = True
+    def _leave_out_present(self):
+        present = tuple({type(cb) for cb in self.learn.cbs if cb is not self})
+        if not any(isinstance(g, present) for g in self.guards): return
+        self.guards = [g for g in self.guards if not isinstance(g, present)]
+        self._route()
+    def __setattr__(self, name, value):
+        super().__setattr__(name, value)
+        if name == 'learn': # fastai attaches (`add_cb`) and detaches (`remove_cb`) this callback: its guards follow
+            for guard in self.__dict__.get('guards', ()): guard.learn = value
+    def __getitem__(self, cls:type):
+        "The guard of class `cls` it holds"
+        found = [g for g in self.guards if isinstance(g, cls)]
+        if not found: raise KeyError(f"FitGuards holds no {getattr(cls, '__name__', cls)}; it holds {[type(g).__name__ for g in self.guards]}.")
+        return found[0]
+    def __repr__(self): return f"FitGuards({', '.join(type(g).__name__ for g in self.guards)})"
