@@ -2,8 +2,8 @@
 `paranoid()` installs them (seven in one `FitGuards`, and `LoadGuard`), on a resnet18 (64 px) and an MLP, as the ratio to a plain fit measured in the same run: plain and guarded fits interleaved in pairs,
 the median of the pairs' ratios and the ratio of the best times, by CPU time of this process (`time.process_time`, with torch on one thread: another process's load
 on a shared machine does not count) and by wall time. Run by hand: `python benchmarks/bench_fitguards_overhead.py [PAIRS]`; to
-measure another version of the library, put it first on PYTHONPATH; `... PAIRS MLP` runs only the tasks whose name holds MLP."""
-import sys, time, warnings, statistics
+measure another version of the library, put it first on PYTHONPATH; `... PAIRS MLP` runs only the tasks whose name holds MLP; BENCH_EPOCHS=N fits N epochs, BENCH_VARIANTS=FitGuards,8 guards only those variants."""
+import os, sys, time, warnings, statistics
 import torch
 from torch import nn
 import fastai.callback.progress # learn.no_bar()
@@ -47,6 +47,8 @@ if FitGuards is not None: variants['FitGuards + LoadGuard'] = lambda: [FitGuards
 tasks = {'resnet18, 64 px (10+2 batches an epoch)': (images_dls, resnet18_64, 1),
          'MLP (XOR, width 256; 4+8 batches an epoch)': (lambda: xor_dls(n_valid=512), lambda: build_mlp(width=256), 5)}
 pairs = int(sys.argv[1]) if len(sys.argv) > 1 else 7
+if os.environ.get('BENCH_EPOCHS'): tasks = {name: (d, m, int(os.environ['BENCH_EPOCHS'])) for name, (d, m, _) in tasks.items()} # longer fits: steadier pairs
+if os.environ.get('BENCH_VARIANTS'): variants = {name: v for name, v in variants.items() if any(w in name for w in os.environ['BENCH_VARIANTS'].split(','))}
 wanted = sys.argv[2:]
 if wanted: tasks = {name: t for name, t in tasks.items() if any(w in name for w in wanted)}
 print(f"fastai_paranoid from {fastai_paranoid.__file__}; {pairs} interleaved pairs per variant; median of the pairs' ratios")
@@ -62,3 +64,63 @@ for task, (dls_fn, model_fn, epochs) in tasks.items():
         wall_ratio = statistics.median(w / q for (_, w), (_, q) in zip(times[name], times['plain']))
         best_ratio = min(c for c, _ in times[name]) / min(c for c, _ in times['plain'])
         print(f"  {name:22s} x{cpu_ratio:.3f} CPU, x{wall_ratio:.3f} wall (medians of the pairs' ratios); ratio of the best CPU times x{best_ratio:.3f}", flush=True)
+
+# The same overhead measured from inside, where another process's load cannot add noise to a ratio of two fits: the CPU time spent
+# in the guards' own `__call__` (the dispatch and the guards' work; nested calls counted once) during each guarded fit, as a share of
+# that fit's CPU time; plus what fastai's `_call_one` pays per extra callback on each event (sorting `learn.cbs`, one call), timed
+# with a micro-benchmark (best of repeats) and multiplied by the events of the fit. Reported as the median over the fits.
+if CheapGuard is not None and FitGuards is not None:
+    import timeit
+    from fastai.learner import Learner
+    spent, depth = [0], [0]
+    original = CheapGuard.__call__
+    def timed_call(self, event_name):
+        if depth[0]: return original(self, event_name)
+        depth[0] += 1
+        start = time.process_time_ns()
+        try: return original(self, event_name) if type(self).__call__ is timed_call else type(self).__call__.__wrapped__(self, event_name)
+        finally:
+            spent[0] += time.process_time_ns() - start
+            depth[0] -= 1
+    def count_events(learn):
+        n = [0]
+        call_one = learn._call_one
+        def counting(event_name):
+            n[0] += 1
+            return call_one(event_name)
+        learn._call_one = counting
+        return n
+    fit_guards_call = FitGuards.__call__
+    def timed_fit_guards(self, event_name):
+        depth[0] += 1
+        start = time.process_time_ns()
+        try: return fit_guards_call(self, event_name)
+        finally:
+            spent[0] += time.process_time_ns() - start
+            depth[0] -= 1
+    for task, (dls_fn, model_fn, epochs) in tasks.items():
+        for name in [n for n in variants if n in ('8 guards', 'FitGuards + LoadGuard')]:
+            shares, per_event = [], []
+            for _ in range(pairs):
+                CheapGuard.__call__, FitGuards.__call__ = timed_call, timed_fit_guards
+                timed_call.__wrapped__ = original
+                try:
+                    learn = fresh_learner(dls_fn, model_fn, cbs=variants[name](), loss_func=nn.CrossEntropyLoss())
+                    n_events = count_events(learn)
+                    spent[0] = 0
+                    with learn.no_bar(), learn.no_logging(), warnings.catch_warnings():
+                        warnings.simplefilter('ignore')
+                        cpu = time.process_time_ns()
+                        learn.fit(epochs, 1e-3)
+                        cpu = time.process_time_ns() - cpu
+                finally: CheapGuard.__call__, FitGuards.__call__ = original, fit_guards_call
+                n_guards = len([cb for cb in learn.cbs if isinstance(cb, CheapGuard)])
+                plain_cbs = [cb for cb in learn.cbs if not isinstance(cb, CheapGuard)]
+                with_guards = learn.cbs
+                sort_extra = max(0., min(timeit.repeat(lambda: with_guards.sorted('order'), number=2000, repeat=5)) -
+                                 min(timeit.repeat(lambda: learn.cbs.__class__(plain_cbs).sorted('order'), number=2000, repeat=5))) / 2000 * 1e9
+                outside = n_events[0] * sort_extra # fastai's sort of the longer list, per event
+                shares.append((spent[0] + outside) / max(cpu - spent[0] - outside, 1))
+                per_event.append(spent[0] / max(n_events[0], 1))
+            print(f"{task}: {name}: inside the guards {statistics.median(per_event) / 1e3:.2f} us per event ({n_events[0]} events a fit); "
+                  f"with fastai's sort of the longer callback list, x{1 + statistics.median(shares):.4f} of the fit without them", flush=True)
