@@ -5,7 +5,8 @@ regression, collab), each trained for real with the guards attached, in one of f
 `OptimWrapper`, `fit` with `ReduceLROnPlateau`, or (vision) `fine_tune`. Every finding at level warning or error is a false
 alarm (what makes `fastai-paranoid check` exit 1); info notes are counted apart.
 
-Run by hand from the repository root: `python benchmarks/bench_loopguards_healthy.py [--n 60] [--seed 0] [--epochs 2]`."""
+Run by hand from the repository root: `python benchmarks/bench_loopguards_healthy.py [--n 60] [--seed 0] [--epochs 2] [--fit-guards]`
+(`--fit-guards`: the eight guards of 13_loopguards and 14_fitchecks as `paranoid()` installs them, `FitGuards` + `LoadGuard`)."""
 import argparse, sys, time, warnings
 from collections import Counter
 from functools import partial
@@ -30,7 +31,7 @@ def train(learn, way:str, epochs:int):
     elif way == 'fine_tune': learn.fine_tune(epochs - 1, 1e-3)
     else: raise ValueError(way)
 
-def run_one(d:dict, epochs:int) -> dict:
+def run_one(d:dict, epochs:int, fit_guards:bool=False) -> dict:
     import contextlib, io, torch
     torch.set_num_threads(1)
     from fastai_paranoid.core import finding_sink
@@ -40,7 +41,10 @@ def run_one(d:dict, epochs:int) -> dict:
     found, start = [], time.perf_counter()
     try:
         learn = make_learner(d)
-        learn.add_cbs([g() for g in LOOP_GUARDS])
+        if fit_guards: # as paranoid() installs them: the seven guards with events in the loop in one FitGuards, and LoadGuard
+            from fastai_paranoid.fitchecks import FitGuards, LoadGuard
+            learn.add_cbs([FitGuards(), LoadGuard()])
+        else: learn.add_cbs([g() for g in LOOP_GUARDS])
         with finding_sink(found.append), warnings.catch_warnings(), learn.no_bar(), learn.no_logging(), contextlib.redirect_stdout(io.StringIO()):
             warnings.simplefilter('ignore')
             train(learn, way, epochs)
@@ -54,10 +58,11 @@ def main(argv=None):
     parser.add_argument('--n', type=int, default=60)
     parser.add_argument('--seed', type=int, default=0)
     parser.add_argument('--epochs', type=int, default=2)
+    parser.add_argument('--fit-guards', action='store_true', help="the eight guards of the real fit as paranoid() installs them (FitGuards + LoadGuard), not the four loop guards")
     args = parser.parse_args(argv)
     runs = []
     for i in range(args.n):
-        r = run_one(draw(i, args.seed), args.epochs)
+        r = run_one(draw(i, args.seed), args.epochs, args.fit_guards)
         runs.append(r)
         status = r['error'] or ('; '.join(f"{k} ({l})" for k, l, _ in r['findings']) or 'silent')
         print(f"{i:4d} {r['family']:11s} {r['way']:23s} n={r['n']:4d} {r['seconds']:5.1f}s  {status}", flush=True)

@@ -25,11 +25,14 @@ from .checkutils import Deadline, CheckIncomplete, work_per_step, steps_for, mem
 # the checks of the modules below register themselves (`register_check`): learn.sanity_check() runs them with these
 from . import datachecks, modelchecks, validchecks
 from .bn import FreezeBNStats, fine_tune_phase, freezes_nothing, FIX_SPLITTER
+# what the guards of the real fit know, for naming why a batch cannot be memorized
+from .loopguards import graph_leaves, UNREGISTERED_FIX
+from .fitchecks import loss_broadcasts, loss_shape_finding, forward_order, last_head, frozen_head_finding
 
 # %% auto #0
 __all__ = ['data_classes', 'check_train_batches', 'check_loss_at_init', 'check_loss_activation', 'overfit_one_batch',
-           'saturated_items', 'check_overfit_one_batch', 'short_run', 'batch_losses', 'check_lr', 'LRSweep', 'lr_sweep',
-           'learner_copy', 'held_norm_layers', 'bn_holders', 'check_frozen']
+           'saturated_items', 'check_overfit_one_batch', 'overfit_causes', 'short_run', 'batch_losses', 'check_lr',
+           'LRSweep', 'lr_sweep', 'learner_copy', 'held_norm_layers', 'bn_holders', 'check_frozen']
 
 # %% ../nbs/34_checks.ipynb #2da82469
 def _label_entropy(y:torch.Tensor, n_classes:int)->float|None:
@@ -470,6 +473,15 @@ def _saturated_stall(name:str, measured:dict, threshold:str, story:str, sat:dict
         "A loss with a log on the probabilities (BCEWithLogitsLossFlat for one output, CrossEntropyLossFlat for classes) keeps "
         "a gradient on confidently wrong items; with this loss, expect the training to stall the same way on some items.")
 
+def _failed_with_causes(name:str, measured:dict, threshold:str, story:str, causes:list)->CheckResult:
+    "`check_overfit_one_batch`'s failure when `overfit_causes` found why: each cause with its evidence, and their fixes as the fix"
+    measured['causes'] = ', '.join(kind for kind, *_ in causes)
+    if len(causes) == 1: named, fix = f"The cause, found on the same batch: {causes[0][1]}.", f"{causes[0][2].rstrip('.')}."
+    else:
+        named = "The causes, found on the same batch: " + ' '.join(f"({i}) {cause}." for i, (_, cause, _) in enumerate(causes, 1))
+        fix = ' '.join(f"({i}) {fix.rstrip('.')}." for i, (*_, fix) in enumerate(causes, 1))
+    return CheckResult(name, 'failed', measured, threshold, f"{story}. {named}", fix)
+
 @register_check(30)
 def check_overfit_one_batch(learn:Learner, # the Learner, left as it is
                             max_steps:int=1000, # most optimizer steps; the run goes on while the loss falls, within `work`
@@ -482,6 +494,7 @@ def check_overfit_one_batch(learn:Learner, # the Learner, left as it is
                             max_items:int|None=16, # items of the first batch to memorize (None: the whole batch)
                             work:float=20., # GFLOP the steps may cost (`work_per_step`): all 1000 steps of a small net, a dozen of a resnet18's on 16 images of 32 px
                             budget:float|None=None, # seconds: the wall-clock safety net ('incomplete' when it runs out; None: none)
+                            earlier:list|None=None, # the results of the checks run before it (`sanity_check` passes them): a failure names the causes they found
                            )->CheckResult:
     "Can the trainable part of a copy of the model, dropout off, drive the loss on a few items near 0, at the user's rate? The criterion is the loss, not the accuracy."
     name = 'check_overfit_one_batch'
@@ -512,6 +525,9 @@ def check_overfit_one_batch(learn:Learner, # the Learner, left as it is
             return CheckResult(name, 'passed', measured, threshold,
                 f"{story} when {why} ran out, but it is {last / first:.1%} of step 0 and still falling "
                 f"(the loss {_trend(losses, span)}): the model is learning the batch (a verdict with less power than a loss at 0).")
+        causes = overfit_causes(learn, run['model'], run['batch']) # a certain bug on the batch decides what the loss alone cannot
+        if causes: return _failed_with_causes(name, measured, threshold, f"{story} when {why} ran out, still falling slowly (the loss "
+                                              f"{_trend(losses, span)})", causes)
         more = (f"settings={{'check_overfit_one_batch': {{'work': {math.ceil(run['step_gflop'] * max(min_steps, 4 * len(losses)))}}}}} "
                 f"(GFLOP)" if run['stop'] == 'work' else f"settings={{'check_overfit_one_batch': {{'max_steps': {4 * max_steps}}}}}")
         return CheckResult(name, 'skipped', measured, threshold,
@@ -523,11 +539,57 @@ def check_overfit_one_batch(learn:Learner, # the Learner, left as it is
     accuracy_note = (f", although the batch accuracy is {run['accuracy']:.2f}: accuracy only checks the argmax"
                      if run['accuracy'] is not None and run['accuracy'] >= 0.99 else '')
     how = "became non-finite" if not math.isfinite(last) else f"stalled: the loss {_trend(losses, span)}"
+    causes = overfit_causes(learn, run['model'], run['batch'], earlier)
+    if causes: return _failed_with_causes(name, measured, threshold, f"{story}: it {how}{accuracy_note}", causes)
     return CheckResult(name, 'failed', measured, threshold,
         f"{story}: it {how}{accuracy_note}.",
         "A model that cannot memorize a few items has a bug between its inputs, its outputs and the loss: run check_loss_activation "
         "(a Softmax before CrossEntropy stalls near 0.74 on 4 classes), check that the forward uses its input, the targets, "
         "the frozen layers and the learning rate.")
+
+# %% ../nbs/34_checks.ipynb #81ca52f0
+_CAUSE_CHECKS = ('check_loss_activation', 'check_optimizer_coverage', 'check_gradient_flow', 'check_input_dependency') # earlier checks whose finding explains a stall
+
+def _unregistered_leaves(learn:Learner, model:nn.Module, xb:tuple, yb:tuple)->list:
+    "Tensors that require gradients in the loss's graph on `(xb, yb)`, the same ones in two forwards, that are neither parameters of `model` nor of the loss: no optimizer steps them"
+    own = {id(p) for p in model.parameters()} | {id(t) for t in (*xb, *yb) if isinstance(t, torch.Tensor)}
+    own |= {id(p) for m in (learn.loss_func, getattr(learn.loss_func, 'func', None)) if isinstance(m, nn.Module) for p in m.parameters()}
+    def outside():
+        loss = learn.loss_func(predict(model, xb), *yb)
+        if not isinstance(loss, torch.Tensor) or loss.grad_fn is None: return {}
+        return {id(t): t for t in graph_leaves(loss) if t.requires_grad and id(t) not in own}
+    first, second = outside(), outside() # a tensor made anew in each forward is not a parameter anyone forgot
+    return [t for key, t in first.items() if key in second]
+
+def overfit_causes(learn:Learner, # the Learner, left as it is
+                   model:nn.Module, # the copy that `overfit_one_batch` trained
+                   batch:tuple, # `(xb, yb)`: the items it trained on
+                   earlier:list|None=None, # `CheckResult`s of the checks run before, in the same `sanity_check`
+                  )->list:
+    "`(kind, cause, fix)` for each cause found of a batch the copy could not memorize: a loss that broadcasts outputs against targets, a head that does not train (or only normalization layers that do), tensors in the loss's graph outside the model, and the failures or warnings of `_CAUSE_CHECKS` in `earlier`"
+    xb, yb = batch
+    causes = []
+    with preserve_rng(learn.dls):
+        with torch.no_grad(): pred = predict(model, xb)
+        called = loss_broadcasts(learn.loss_func, pred, yb)
+        if called is not None:
+            f = loss_shape_finding(learn.loss_func, pred.shape, yb[0].shape, called)
+            causes.append((f.kind, f"{f.path} {f.evidence}", f.fix))
+        head = last_head(forward_order(model, xb))
+        if head is not None: # judged on the user's model and optimizer, by the head's name in the copy
+            path = {m: n for n, m in model.named_modules()}[head]
+            f = frozen_head_finding(learn.model, learn.model.get_submodule(path), learn.opt)
+            if f is not None: causes.append((f.kind, f"{f.path} {f.evidence}", f.fix))
+        outside = _unregistered_leaves(learn, model, xb, yb)
+    if outside:
+        values = sum(t.numel() for t in outside)
+        shapes = ', '.join(str(list(t.shape)) for t in outside[:6]) + (f" and {len(outside) - 6} more" if len(outside) > 6 else '')
+        causes.append(('unregistered_tensors', f"{len(outside)} tensors that require gradients ({values:,} values, shapes {shapes}) "
+                       f"feed the loss but are not parameters of learn.model, so no optimizer steps them", UNREGISTERED_FIX))
+    for r in earlier or []:
+        if r.name in _CAUSE_CHECKS and r.verdict in ('failed', 'warning'):
+            causes.append((r.name, f"{r.name} {r.verdict}: {r.message.rstrip('.')}", r.fix or ''))
+    return causes
 
 # %% ../nbs/34_checks.ipynb #750a9844
 def short_run(learn:Learner, # the Learner, left as it is

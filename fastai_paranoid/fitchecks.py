@@ -4,7 +4,7 @@
 
 # %% ../nbs/14_fitchecks.ipynb #f3bbe054
 from __future__ import annotations
-import math, weakref
+import inspect, math, warnings, weakref
 from pathlib import Path
 import numpy as np
 import torch
@@ -15,12 +15,15 @@ import fastai.learner as _fastai_learner
 from .core import Finding, ParanoidWarning, CHECK_ALPHA, DEPRECATED, emit, fingerprints, module_paths, preserve_rng
 from .compat import is_lr_find, unwrap_model
 from .deploy import Guard
+from fastai.callback.core import _events
+from .loopguards import CheapGuard, LOOP_GUARDS # fastai's dispatch, without its look-ups; the loop's guards, for `FitGuards`
 
 # %% auto #0
-__all__ = ['MIN_RUN_RATIO', 'MIN_LABELS', 'FITCHECK_GUARDS', 'LossShapeWarning', 'broadcast_growth', 'loss_shape_finding',
-           'LossShapeGuard', 'FrozenHeadWarning', 'stepped_params', 'trainable_share', 'frozen_head_finding',
-           'FrozenHeadGuard', 'LoadWarning', 'key_prefix', 'load_finding', 'LoadGuard', 'install_load_patch',
-           'remove_load_patch', 'DataOrderWarning', 'label_runs', 'sorted_runs', 'data_order_finding', 'DataOrderGuard']
+__all__ = ['MIN_RUN_RATIO', 'MIN_LABELS', 'FITCHECK_GUARDS', 'DISPATCHED_GUARDS', 'LossShapeWarning', 'broadcast_growth',
+           'loss_shape_finding', 'loss_broadcasts', 'LossShapeGuard', 'FrozenHeadWarning', 'stepped_params',
+           'trainable_share', 'frozen_head_finding', 'last_head', 'forward_order', 'FrozenHeadGuard', 'LoadWarning',
+           'key_prefix', 'load_finding', 'LoadGuard', 'install_load_patch', 'remove_load_patch', 'DataOrderWarning',
+           'label_runs', 'sorted_runs', 'data_order_finding', 'DataOrderGuard', 'FitGuards']
 
 # %% ../nbs/14_fitchecks.ipynb #c287968a
 class LossShapeWarning(ParanoidWarning):
@@ -74,7 +77,22 @@ def loss_shape_finding(loss_func, # the Learner's loss function
                    f"compared with every item's target, not its own, and the model learns the targets' mean",
                    fix, guard='LossShapeGuard', claim='certain: the shapes of the first training batch', category=LossShapeWarning)
 
-class LossShapeGuard(Guard):
+def loss_broadcasts(loss_func, # the Learner's loss function
+                    pred, # the model's outputs on a batch
+                    yb:tuple, # the batch's targets
+                   )->str|None:
+    "The torch function through which `loss_func(pred, *yb)` took outputs and targets whose shapes broadcast to a larger one (`mse_loss`); None when the shapes cannot grow or the loss never takes them together. Only when they could grow is the loss called, without gradients, every RNG put back"
+    if not (isinstance(pred, torch.Tensor) and yb and isinstance(yb[0], torch.Tensor)): return None
+    if broadcast_growth(pred.shape, yb[0].shape) is None: return None # the shapes cannot grow: nothing to look at
+    watch = _BroadcastWatch(pred.shape, yb[0].shape)
+    try:
+        with preserve_rng(), torch.no_grad(), warnings.catch_warnings(), watch:
+            warnings.simplefilter('ignore') # PyTorch's own "Using a target size..." warning: the user's fit shows it once already
+            loss_func(pred.detach(), *yb)
+    except Exception: return None # a loss that cannot run twice says nothing here
+    return watch.seen
+
+class LossShapeGuard(CheapGuard):
     "Check the loss on the first training batch of each fit: outputs and targets whose shapes broadcast to a larger shape (`[bs, 1]` against `[bs]` gives `[bs, bs]`) are an error. Only when the shapes could grow is the loss called again on that batch (no gradient, every RNG put back) to see whether it broadcasts them; reports once per Learner"
     def __init__(self, on_finding:str='warn', # 'warn', 'raise' or 'log', as `paranoid(on_finding=...)`
                  on_leak=DEPRECATED, # the old name of `on_finding`
@@ -83,18 +101,13 @@ class LossShapeGuard(Guard):
         self.reported, self._pending = False, False # `reported`: said once for this Learner, never again
     def before_fit(self): self._pending = not self.reported
     def after_loss(self):
-        if not (self._pending and self.training): return
+        if not (self._pending and self.learn.training): return
         self._pending = False
         pred, yb, loss_func = self.learn.pred, self.learn.yb, self.learn.loss_func
-        if not (isinstance(pred, torch.Tensor) and yb and isinstance(yb[0], torch.Tensor)): return
-        if broadcast_growth(pred.shape, yb[0].shape) is None: return # the shapes cannot grow: nothing to look at
-        watch = _BroadcastWatch(pred.shape, yb[0].shape)
-        try:
-            with preserve_rng(), torch.no_grad(), watch: loss_func(pred.detach(), *yb)
-        except Exception: return # a loss that cannot run twice says nothing here
-        if watch.seen is None: return
+        called = loss_broadcasts(loss_func, pred, yb)
+        if called is None: return
         self.reported = True
-        emit(loss_shape_finding(loss_func, pred.shape, yb[0].shape, watch.seen), on_finding=self.on_finding, stacklevel=3, learn=self.learn)
+        emit(loss_shape_finding(loss_func, pred.shape, yb[0].shape, called), on_finding=self.on_finding, stacklevel=3, learn=self.learn)
 
 # %% ../nbs/14_fitchecks.ipynb #541ad018
 class FrozenHeadWarning(ParanoidWarning):
@@ -150,12 +163,31 @@ def frozen_head_finding(model:nn.Module, # the model
                    guard='FrozenHeadGuard', claim='certain: requires_grad and the optimizer\'s parameters at the first training batch',
                    category=FrozenHeadWarning)
 
+def last_head(order:list, # modules that hold parameters, in the order a forward ran them
+             )->nn.Module|None:
+    "The head: the last module of `order` that is not a normalization layer (None when there is none)"
+    heads = [m for m in order if not isinstance(m, _NORM_TYPES)]
+    return heads[-1] if heads else None
+
+def forward_order(model:nn.Module, # the model (a copy, when its normalization statistics must stay as they are)
+                  xb:tuple, # its inputs
+                 )->list:
+    "The modules of `model` that hold parameters, in the order `model(*xb)` runs them: one forward without gradients, every RNG put back, the hooks removed"
+    holders = [m for m in model.modules() if next(m.parameters(recurse=False), None) is not None]
+    order = []
+    handles = [m.register_forward_hook(lambda module, args, out: order.append(module)) for m in holders]
+    try:
+        with preserve_rng(), torch.no_grad(): model(*xb)
+    finally:
+        for h in handles: h.remove()
+    return order
+
 def _attr_path(path:str)->str:
     "`1.fc` (a name of `model.named_modules()`) -> `[1].fc`, as Python reads it from `learn.model`"
     parts = path.split('.') if path else []
     return ''.join(f"[{p}]" if p.isdigit() else f".{p}" for p in parts)
 
-class FrozenHeadGuard(Guard):
+class FrozenHeadGuard(CheapGuard):
     "At the first training batch of each fit, before the first step: the last layer of the forward that holds weights (the head) must train. A frozen head, or a Learner where only normalization layers train, is an error, with the share of trainable parameters. Forward hooks live for that one batch; reports once per Learner"
     def __init__(self, on_finding:str='warn', # 'warn', 'raise' or 'log', as `paranoid(on_finding=...)`
                  on_leak=DEPRECATED, # the old name of `on_finding`
@@ -170,12 +202,11 @@ class FrozenHeadGuard(Guard):
     def _ran(self, module, args, out): self._order.append(module)
     def before_batch(self): self._order = []
     def after_pred(self):
-        if not (self._handles and self.training): return
-        order = self._order
+        if not (self._handles and self.learn.training): return
+        head = last_head(self._order)
         self.remove()
-        heads = [m for m in order if not isinstance(m, _NORM_TYPES)]
-        if not heads: return
-        finding = frozen_head_finding(self.learn.model, heads[-1], self.learn.opt)
+        if head is None: return
+        finding = frozen_head_finding(self.learn.model, head, self.learn.opt)
         if finding is None: return
         self.reported = True
         emit(finding, on_finding=self.on_finding, stacklevel=3, learn=self.learn)
@@ -241,7 +272,7 @@ def load_finding(file, # the checkpoint's path
                    category=LoadWarning)
 
 # %% ../nbs/14_fitchecks.ipynb #7b1eb9f1
-class LoadGuard(Guard):
+class LoadGuard(CheapGuard):
     "Under `paranoid()`: a `learn.load(..., strict=False)` or `fastai.learner.load_model(..., strict=False)` reports the keys that did not match; an error when nothing was loaded or the weights did not change"
     # load_model fires no event: the first LoadGuard wraps fastai.learner.load_model (which Learner.load calls), and fastai's
     # function is given back when the last guard leaves its Learner with paranoid() off (`paranoid(False)` removes them).
@@ -378,7 +409,7 @@ def _class_labels(y)->torch.Tensor|None:
     if y.ndim == 2 and y.shape[1] == 1: return y[:, 0] # a tabular target column
     return None
 
-class DataOrderGuard(Guard):
+class DataOrderGuard(CheapGuard):
     "Record the class labels of the training loader's first two passes (one tensor per batch, no host read until the pass ends) and test their order: labels in long runs of one class, beyond what a shuffled order gives (runs test, p < `alpha`), are a finding, an error when the next pass repeats the order. Targets that are not class labels (regression, sequences, masks) are left alone; reports once per Learner"
     def __init__(self, on_finding:str='warn', # 'warn', 'raise' or 'log', as `paranoid(on_finding=...)`
                  alpha:float=CHECK_ALPHA, # false-alarm rate of the runs test
@@ -396,7 +427,7 @@ class DataOrderGuard(Guard):
         self._batches = [] if not self.done and not is_lr_find(self.learn) else None
         self._n = 0
     def after_batch(self):
-        if self._batches is None or not self.training: return
+        if self._batches is None or not self.learn.training: return
         y = _class_labels(self.learn.yb[0]) if self.learn.yb else None
         if y is None:
             self._batches, self.done = None, True # not class labels: nothing to judge
@@ -424,3 +455,43 @@ class DataOrderGuard(Guard):
 
 # %% ../nbs/14_fitchecks.ipynb #93996411
 FITCHECK_GUARDS = [LossShapeGuard, FrozenHeadGuard, LoadGuard, DataOrderGuard]
+
+# %% ../nbs/14_fitchecks.ipynb #ac69331d
+DISPATCHED_GUARDS = LOOP_GUARDS + [LossShapeGuard, FrozenHeadGuard, DataOrderGuard] # what `FitGuards` holds by default: the guards with events in the loop
+
+class FitGuards(CheapGuard):
+    "One callback for the guards of the real fit: an instance of each class in `guards`, each called only on the events its class defines and by its own rules; `fit_guards[cls]` is the one of class `cls`. At `after_create` it leaves out the guards whose class the Learner already holds as a callback"
+    order = -8 # the earliest of its guards' orders: StaleGradGuard and UpdateGuard see `before_step` before the user's callbacks (order 0)
+    def __init__(self, on_finding:str='warn', # 'warn', 'raise' or 'log', as `paranoid(on_finding=...)`, for every guard it holds
+                 guards:list|None=None, # guard classes (default: `DISPATCHED_GUARDS`), each a `CheapGuard`
+                ):
+        self._set_on_finding(on_finding)
+        classes = DISPATCHED_GUARDS if guards is None else list(guards)
+        refused = [c for c in classes if not (isinstance(c, type) and issubclass(c, CheapGuard))]
+        if refused: raise TypeError(f"FitGuards: guards must be CheapGuard classes, got {refused}; add other callbacks to the Learner itself.")
+        made = [cls(on_finding=on_finding) if 'on_finding' in inspect.signature(cls).parameters else cls() for cls in classes]
+        self.guards = sorted(made, key=lambda g: g.order) # stable: fastai's order among them
+        self._route()
+    def _route(self):
+        "event -> the guards whose class defines it, in their order"
+        self._by_event = {event: [g for g in self.guards if event in g._handlers] for event in _events}
+    def __call__(self, event_name):
+        if event_name == 'after_create': self._leave_out_present()
+        if self.run:
+            for guard in self._by_event.get(event_name, ()): guard(event_name)
+        if event_name == 'after_fit' and not self.run: self.run = True
+    def _leave_out_present(self):
+        present = tuple({type(cb) for cb in self.learn.cbs if cb is not self})
+        if not any(isinstance(g, present) for g in self.guards): return
+        self.guards = [g for g in self.guards if not isinstance(g, present)]
+        self._route()
+    def __setattr__(self, name, value):
+        super().__setattr__(name, value)
+        if name == 'learn': # fastai attaches (`add_cb`) and detaches (`remove_cb`) this callback: its guards follow
+            for guard in self.__dict__.get('guards', ()): guard.learn = value
+    def __getitem__(self, cls:type):
+        "The guard of class `cls` it holds"
+        found = [g for g in self.guards if isinstance(g, cls)]
+        if not found: raise KeyError(f"FitGuards holds no {getattr(cls, '__name__', cls)}; it holds {[type(g).__name__ for g in self.guards]}.")
+        return found[0]
+    def __repr__(self): return f"FitGuards({', '.join(type(g).__name__ for g in self.guards)})"

@@ -7,19 +7,50 @@ from __future__ import annotations
 import math, sys, weakref
 import torch
 from torch import nn
-from fastai.callback.core import Callback
+from fastcore.xtras import modify_exception
+from fastai.callback.core import Callback, _events, _inner_loop
+from fastai.callback.core import CancelBatchException, CancelBackwardException, CancelEpochException, CancelFitException, CancelStepException, CancelTrainException, CancelValidException
 from fastai.optimizer import OptimWrapper, _BaseOptimizer
 from .core import ParanoidWarning, emit, Finding, fingerprints, user_location, _frames_to_user
 from .compat import fastai_class, in_learner_fit, is_lr_find
 from .deploy import Guard
 
 # %% auto #0
-__all__ = ['view_writes', 'LOOP_GUARDS', 'LoopGuard', 'regular_cadence', 'StaleGradientWarning', 'StaleGradGuard',
-           'LostHyperWarning', 'install_view_watch', 'remove_view_watch', 'LostHyperGuard', 'SkippedStepWarning',
-           'UpdateGuard', 'UnregisteredTensorWarning', 'graph_leaves', 'UnregisteredTensorGuard']
+__all__ = ['view_writes', 'UNREGISTERED_FIX', 'LOOP_GUARDS', 'CheapGuard', 'LoopGuard', 'regular_cadence', 'StaleGradientWarning',
+           'StaleGradGuard', 'LostHyperWarning', 'install_view_watch', 'remove_view_watch', 'LostHyperGuard',
+           'SkippedStepWarning', 'UpdateGuard', 'UnregisteredTensorWarning', 'graph_leaves', 'UnregisteredTensorGuard']
+
+# %% ../nbs/13_loopguards.ipynb #3beef8ec
+_CANCELS = (CancelBatchException, CancelBackwardException, CancelEpochException, CancelFitException, CancelStepException,
+            CancelTrainException, CancelValidException)
+_INNER_LOOP = frozenset(_inner_loop)
+
+class CheapGuard(Guard):
+    "A `Guard` that costs fastai's loop a dict lookup per event: `__call__` runs only the events its class defines, by fastai's rules (`run`, `run_train`, `run_valid`; a cancel passes through, another exception names the guard and the event), and a write to an attribute the guard already holds skips fastai's shadowing check"
+    _handlers = {} # event -> the function the class defines for it; each subclass gets its own table
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls._handlers = {event: getattr(cls, event) for event in _events if callable(getattr(cls, event, None))}
+    def __call__(self, event_name):
+        handler = self._handlers.get(event_name)
+        res = None
+        if handler is not None and self.run and (event_name not in _INNER_LOOP or self._runs_in_phase()):
+            try: res = handler(self)
+            except _CANCELS: raise
+            except Exception as e:
+                raise modify_exception(e, f"Exception occured in `{type(self).__name__}` when calling event `{event_name}`:\n\t{e.args[0] if e.args else ''}", replace=True)
+        if event_name == 'after_fit' and not self.run: self.run = True # fastai resets `run` at each end of fit
+        return res
+    def _runs_in_phase(self)->bool:
+        "Does a batch event run in the current phase (`run_train` while training, `run_valid` while validating)?"
+        training = getattr(self.learn, 'training', True)
+        return (self.run_train and training) or (self.run_valid and not training)
+    def __setattr__(self, name, value):
+        if name in self.__dict__: object.__setattr__(self, name, value) # fastai's shadowing check ran at the first write
+        else: super().__setattr__(name, value)
 
 # %% ../nbs/13_loopguards.ipynb #86119f14
-class LoopGuard(Guard):
+class LoopGuard(CheapGuard):
     "Base of the guards on the real loop: each watches the fits of `Learner.fit` (fastai also sends `before_fit`/`after_fit` around `validate` and `get_preds`; those, and `lr_find`'s probe fits, are left alone). A subclass writes `start()` (at `before_fit`) and `finish()` (at `after_fit`); `watching` says whether the current fit is watched"
     run_valid = False # the invariants are the training step's: validation batches cost a guard nothing
     def __init__(self, on_finding:str='warn'): # what a finding does: 'warn', 'raise' or 'log'
@@ -345,6 +376,9 @@ class UpdateGuard(LoopGuard):
 class UnregisteredTensorWarning(ParanoidWarning):
     "Tensors that require gradients feed the loss, but no optimizer steps them"
 
+UNREGISTERED_FIX = ("keep sub-modules in nn.ModuleList or nn.Sequential (not a plain Python list or dict), or register the tensor "
+                    "as an nn.Parameter of a module")
+
 def graph_leaves(t:torch.Tensor)->list:
     "The tensors that `t.backward()` accumulates gradients into: the `AccumulateGrad` leaves of `t`'s graph, each once"
     leaves, seen, todo = [], set(), [t.grad_fn] if t.grad_fn is not None else []
@@ -383,7 +417,6 @@ class UnregisteredTensorGuard(LoopGuard):
                    f"{len(frozen)} tensors that require gradients ({values:,} values, shapes {_listing(shapes, 6)}) feed the "
                    f"loss but are not parameters of learn.model, so no optimizer steps them and they did not change over the "
                    f"fit; learn.model registers {registered:,} of the {registered + values:,} trainable values the loss depends on",
-                   "keep sub-modules in nn.ModuleList or nn.Sequential (not a plain Python list or dict), or register the tensor "
-                   "as an nn.Parameter of a module", UnregisteredTensorWarning)
+                   UNREGISTERED_FIX, UnregisteredTensorWarning)
 
 LOOP_GUARDS = [StaleGradGuard, LostHyperGuard, UpdateGuard, UnregisteredTensorGuard] # what `paranoid()` adds

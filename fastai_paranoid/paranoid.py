@@ -17,7 +17,7 @@ from . import splitprint as _splitprint
 from .splitprint import SplitFingerprint # learn.save records the training split beside the weights, learn.load counts the overlap
 from .loopguards import LOOP_GUARDS # the real fit's invariants: fresh gradients, hyper-parameters that reach the optimizer, steps that move every parameter, no tensor outside the model
 from . import fitchecks as _fitchecks
-from .fitchecks import FITCHECK_GUARDS # the loss's shapes, a frozen head, strict=False loads, the training data's order
+from .fitchecks import FITCHECK_GUARDS, FitGuards, LoadGuard # the loss's shapes, a frozen head, strict=False loads, the training data's order; FitGuards holds the loop's guards in one callback
 
 # %% auto #0
 __all__ = ['PARANOID_GUARDS', 'PreserveLRFindRNG', 'PreserveLRFindGrads', 'ParanoidInstaller', 'paranoid', 'is_paranoid',
@@ -57,8 +57,7 @@ class PreserveLRFindGrads(Guard):
 # %% ../nbs/23_paranoid.ipynb #28dca7c3
 PARANOID_GUARDS = [StateLeakDetector, PreserveLRFindRNG, PreserveLRFindGrads, CrossRankConsistency, DistributedCPU, SplitFingerprint,
                    EmptyFreezeGuard, DistributedValidPadding]
-PARANOID_GUARDS += LOOP_GUARDS
-PARANOID_GUARDS += FITCHECK_GUARDS
+PARANOID_GUARDS += [FitGuards, LoadGuard] # LOOP_GUARDS and FITCHECK_GUARDS: those with events in the loop in one callback (one call per event), LoadGuard on its own
 
 _settings = {'on': False, 'guards': [], 'on_finding': 'warn'}
 _added = weakref.WeakKeyDictionary() # Learner -> weak references to the guards paranoid() gave it (a strong one would keep the Learner alive): not a type test but the record of which instances paranoid(False) removes (not those the user added), and which the checks' copies leave out (a class given to `guards=` need not be a `Guard`)

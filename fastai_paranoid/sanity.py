@@ -182,6 +182,7 @@ def sanity_check(self:Learner,
             kwargs = _accepts_all(fn, RUN_DEFAULTS.get(name, {})) | dict(settings.get(name, {}))
             if lr is not None and _accepts(fn, 'lr'): kwargs.setdefault('lr', lr)
             if _accepts(fn, 'budget'): kwargs.setdefault('budget', budget) # each check's own safety net
+            if _accepts(fn, 'earlier'): kwargs.setdefault('earlier', list(results)) # what the checks before it found (check_overfit_one_batch names the causes)
             start = time.perf_counter()
             try:
                 try: res = fn(self, **kwargs)

@@ -143,6 +143,14 @@ def test_fit_bug_is_caught_and_its_twin_is_silent(fit_cases_checked, bug, kind):
     assert rec['status'] == 'findings' and named.get(kind) in ('error', 'warning'), f"{bug}: expected a {kind} finding, got {named}\n{stdout[-3000:]}"
     assert twin['status'] == 'clean', f"{_twin(bug)} is healthy, yet it has findings: {twin['findings']}\n{stdout[-3000:]}"
 
+@pytest.mark.xdist_group('fit_cases')
+def test_overfit_failure_names_the_broadcasting_loss(fit_cases_checked):
+    "Issue 26, part 3: the overfit test fails on the broadcasting loss, and its finding names the shapes and the fix (not activations and learning rates)"
+    stdout, records = fit_cases_checked
+    overfit = [f for f in records['user_bug_31_mseloss_broadcast.py']['findings'] if f.get('kind') == 'check_overfit_one_batch']
+    assert overfit, f"no overfit finding on user_bug_31: {records['user_bug_31_mseloss_broadcast.py']['findings']}\n{stdout[-3000:]}"
+    assert 'outputs of shape [16, 1] with targets of shape [16]' in overfit[0]['evidence'] and 'MSELossFlat()' in overfit[0]['fix'], overfit[0]
+
 # --- Issue 26, part 7: silent gaps of what exists. The split fingerprint keys bare-index items (range(n) with get_x/get_y
 # reading arrays) by the rows they read, so a resume on another split is counted; a tabular feature NaN on every row (the
 # course's Titanic Title, built by a split that never matches) is named. Each with its fixed twin, and a healthy tabular

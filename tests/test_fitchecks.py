@@ -27,13 +27,15 @@ def fit(learn, n=1, lr=1e-2):
     with learn.no_bar(), learn.no_logging(): learn.fit(n, lr)
 
 def test_paranoid_installs_and_removes_the_fit_guards():
-    assert all(g in PARANOID_GUARDS for g in FITCHECK_GUARDS)
+    assert fitchecks.FitGuards in PARANOID_GUARDS and fitchecks.LoadGuard in PARANOID_GUARDS
+    assert all(g in fitchecks.DISPATCHED_GUARDS for g in FITCHECK_GUARDS if g is not fitchecks.LoadGuard)
     fastai_fn = fitchecks._fastai_load_model.get('load_model', fastai.learner.load_model)
     with paranoid():
         learn = Learner(xor_dls(), build_mlp(), loss_func=nn.CrossEntropyLoss())
-        assert all(any(isinstance(cb, g) for cb in learn.cbs) for g in FITCHECK_GUARDS)
+        held = [cb for cb in learn.cbs if not isinstance(cb, fitchecks.FitGuards)] + learn.fit_guards.guards # one FitGuards holds the loop's guards
+        assert all(sum(isinstance(cb, g) for cb in held) == 1 for g in FITCHECK_GUARDS + fitchecks.LOOP_GUARDS)
         assert fastai.learner.load_model is fitchecks._load_model
-    assert not any(isinstance(cb, tuple(FITCHECK_GUARDS)) for cb in learn.cbs)
+    assert not any(isinstance(cb, tuple(FITCHECK_GUARDS) + (fitchecks.FitGuards,)) for cb in learn.cbs)
     assert fastai.learner.load_model is fastai_fn
 
 def test_ddp_prefixed_strict_false_load_is_an_error_under_paranoid(tmp_path):
