@@ -1812,6 +1812,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
             'fastai_paranoid.smoke': { 'fastai_paranoid.smoke.SmokeFit': ('smoke.html#smokefit', 'fastai_paranoid/smoke.py'),
                                        'fastai_paranoid.smoke.SmokeFit.__init__': ( 'smoke.html#smokefit.__init__',
                                                                                     'fastai_paranoid/smoke.py'),
+                                       'fastai_paranoid.smoke.SmokeFit.__reduce__': ( 'smoke.html#smokefit.__reduce__',
+                                                                                      'fastai_paranoid/smoke.py'),
                                        'fastai_paranoid.smoke.SmokeFit._cut': ('smoke.html#smokefit._cut', 'fastai_paranoid/smoke.py'),
                                        'fastai_paranoid.smoke.SmokeFit._cut_sweep': ( 'smoke.html#smokefit._cut_sweep',
                                                                                       'fastai_paranoid/smoke.py'),

@@ -71,6 +71,7 @@ class SmokeFit(Guard):
                 ):
         self.batches = type(self).batches if batches is None else batches
         self.limits, self.outer = None, [] # {training?: batches} while a fit is cut; the limits of the fits a validate/get_preds interrupts
+    def __reduce__(self): return (SmokeFit, (self.batches,), self.__dict__) # a `smoke_guards` subclass pickles as this class, with its batches
     def before_fit(self):
         if not in_learner_fit(): # validate() or get_preds(), maybe called inside a fit: whole
             self.outer.append(self.limits)
