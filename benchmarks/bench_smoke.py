@@ -4,7 +4,8 @@ the check gave it and its findings (kinds) under both, side by side; then the to
 misses (or adds), each with why (most need the fit after the cut).
 
 Run by hand from the repository root: `python benchmarks/bench_smoke.py [--files tests/external/tt2_*.py ...] [--workers 1]
-[--json results.json]`, or `--from-json results.json` to print the tables of an earlier run. It takes long: the full
+[--json results.json]`, or `--from-json results.json` to print the tables of an earlier run, or `--full-from full.json
+--smoke-from smoke.json` to compare two earlier `check --json` runs (on the scripts both checked). It takes long: the full
 check trains every script's Learners; both runs get the sanity checks in full."""
 import argparse, json, sys, time
 from collections import Counter
@@ -60,8 +61,10 @@ def why(finding:str) -> str:
 def print_tables(data:dict):
     rows, meta = data['rows'], data['meta']
     print(f"# bench_smoke.py: {meta['note']}")
-    print(f"# full check: {meta['full_wall']:.0f} s wall, exit {meta['full_exit']}; check --smoke: {meta['smoke_wall']:.0f} s wall, "
-          f"exit {meta['smoke_exit']} ({meta['smoke_wall'] / meta['full_wall']:.0%} of the full time); {len(rows)} scripts, --n-workers {meta['workers']}\n")
+    if meta.get('full_wall') and meta.get('smoke_wall'):
+        print(f"# full check: {meta['full_wall']:.0f} s wall, exit {meta['full_exit']}; check --smoke: {meta['smoke_wall']:.0f} s wall, "
+              f"exit {meta['smoke_exit']} ({meta['smoke_wall'] / meta['full_wall']:.0%} of the full time); {len(rows)} scripts, --n-workers {meta['workers']}")
+    print(f"# per script: the seconds the check gave it (its worker's time: the sanity checks, the guards and the script's own work)\n")
     print(f"{'script':44} {'full s':>7} {'smoke s':>7}  {'full status':11} {'smoke status':12}  findings (full | smoke)")
     for r in rows:
         same = r['full'] == r['smoke']
@@ -90,8 +93,18 @@ def main(argv=None):
     p.add_argument('--json', help='also write the rows and the two runs here')
     p.add_argument('--from-json', help='print the tables of an earlier --json file instead of running')
     p.add_argument('--note', default='', help='a line on the machine and the load, printed on top')
+    p.add_argument('--full-from', help="compare the check JSON (--json) of an earlier full run instead of running one")
+    p.add_argument('--smoke-from', help="compare the check JSON of an earlier --smoke run instead of running one")
     args = p.parse_args(argv)
     if args.from_json: return print_tables(json.loads(Path(args.from_json).read_text()))
+    if args.full_from and args.smoke_from: # two earlier runs: the scripts both checked
+        full, smoke = (json.loads(Path(f).read_text()) for f in (args.full_from, args.smoke_from))
+        names = {Path(r['path']).name for r in smoke['files']}
+        full['files'] = [r for r in full['files'] if Path(r['path']).name in names]
+        data = dict(meta=dict(note=args.note, workers=args.workers, full_exit=full['exit_status'], smoke_exit=smoke['exit_status'],
+                              smoke=smoke.get('smoke')), rows=compare(full, smoke))
+        if args.json: Path(args.json).write_text(json.dumps(data, indent=1))
+        return print_tables(data)
     files = scripts(args.files)
     smoke_exit, smoke, smoke_wall = run(files, args.workers, smoke=True)
     full_exit, full, full_wall = run(files, args.workers, smoke=False)
