@@ -18,6 +18,7 @@ from .modelchecks import *
 from .guards import *
 from .loopguards import *
 from .fitchecks import *
+from .smoke import *
 from .distributed import *
 from .checkrun import *
 from .splitprint import *

@@ -100,6 +100,7 @@ def _check_parser():
     p.add_argument('--verbose', action='store_true', help="let the checked code's output through as it runs")
     p.add_argument('--cell-timeout', '--cell_timeout', dest='cell_timeout', type=int, default=None, metavar='SECONDS', help="seconds a notebook cell may run (default: the project's cell_timeout)")
     p.add_argument('--no-sanity', dest='sanity', action='store_false', help="don't run learn.sanity_check() before each Learner's first fit (the NaN guard and the other guards stay)")
+    p.add_argument('--smoke', action='store_true', help="a smoke run, as Lightning's fast_dev_run: every fit cut to one epoch of 3 training and 3 validation batches (lr_find to a 35-step sweep), the sanity checks and guards as usual; an assert that fails only because a fit was cut is shown 'cut short', not failed. Checks the pipeline, not the training: a NaN at epoch 30 is out of its sight")
     p.add_argument('--sanity-budget', '--sanity_budget', dest='sanity_budget', type=_positive_seconds, default=None, metavar='SECONDS', help="a generous wall-clock safety net for each sanity check (default: 300 s); a check it stops is reported 'incomplete', never judged on less")
     return p
 
@@ -157,4 +158,4 @@ def main(argv:list|None=None, # the arguments (default: `sys.argv[1:]`)
     from fastai_paranoid.runner import check_paths
     return check_paths(opts.paths, script_args, flags=opts.flags.split(), n_workers=opts.n_workers, on_finding=opts.on_finding,
                        verbose=opts.verbose, cell_timeout=opts.cell_timeout, json_path=opts.json_path,
-                       sanity=opts.sanity, sanity_budget=opts.sanity_budget, fail_on=opts.fail_on, format=opts.format)
+                       sanity=opts.sanity, sanity_budget=opts.sanity_budget, fail_on=opts.fail_on, format=opts.format, smoke=opts.smoke)

@@ -19,9 +19,9 @@ def _quiet_third_party():
 _quiet_third_party() # also in the forkserver, which imports this module first: the notices come as fastai is imported there
 
 # %% auto #0
-__all__ = ['RUNNABLE', 'STATUSES', 'FORMATS', 'CheckInputError', 'runnable_files', 'read_notebook', 'notebook_plan',
-           'NotebookFailed', 'run_notebook', 'run_script', 'FileResult', 'check_file', 'check_files', 'exit_status',
-           'plural', 'print_results', 'Terminated', 'check_paths']
+__all__ = ['RUNNABLE', 'STATUSES', 'FORMATS', 'SMOKE_CANNOT_SEE', 'CheckInputError', 'runnable_files', 'read_notebook',
+           'notebook_plan', 'NotebookFailed', 'run_notebook', 'run_script', 'FileResult', 'check_file', 'check_files',
+           'exit_status', 'plural', 'print_results', 'Terminated', 'check_paths', 'smoke_account', 'print_smoke']
 
 # %% ../nbs/41_runner.ipynb #0de81a52
 class CheckInputError(ValueError):
@@ -140,6 +140,7 @@ def run_notebook(path, # a notebook
                  force_flags:list=(), # flags whose cells run anyway (`--flags`)
                  verbose:bool=False, # stream the cells' output as they run
                  cell_timeout:int|None=None, # seconds a cell may run (default: the project's `cell_timeout`, 600)
+                 cut_short:list|None=None, # in a smoke run, a list: a cell that fails only because a fit was cut (`smoke.raised_after_cut_fit`) is appended to it (`_cut_short_entry`) and the next cell runs
                 )->list:
     "Run the notebook at `path` as nbdev-test runs it; return the code cells not run, each with why (`NotebookFailed` if a cell raises)"
     from execnb.shell import CaptureShell
@@ -164,9 +165,15 @@ def run_notebook(path, # a notebook
     from fastai_paranoid.core import location_resolvers
     resolve = _cell_resolver(path, cells)
     location_resolvers.append(resolve)
+    def after_cell(cell): # a cell cut short is recorded, and the run goes on (execnb stops at `shell.exc`)
+        if cut_short is None or shell.exc is None: return
+        from fastai_paranoid.smoke import raised_after_cut_fit
+        if not raised_after_cut_fit(shell.exc): return
+        cut_short.append(_cut_short_entry(shell.exc, resolve, str(path)))
+        shell.exc = None
     try:
         with working_directory(path.parent):
-            shell.run_all(nb, exc_stop=True, preproc=skip, verbose=verbose, cell_timeout=int(cell_timeout) or None)
+            shell.run_all(nb, exc_stop=True, preproc=skip, postproc=after_cell, verbose=verbose, cell_timeout=int(cell_timeout) or None)
     except TimeoutError: # one line, not asyncio's stack
         which = f"cell {cells[max(cells)].idx_ + 1}" if cells else "a cell"
         raise NotebookFailed(f"{path}: {which} ran past the cell timeout of {cell_timeout} s and was stopped; give it more time "
@@ -215,7 +222,7 @@ def run_script(path, # a .py file
     finally: sys.argv, sys.path[:] = saved_argv, saved_path
 
 # %% ../nbs/41_runner.ipynb #9b208670
-STATUSES = ('clean', 'findings', 'checks crashed', 'failed', 'not run', 'skipped')
+STATUSES = ('clean', 'findings', 'cut short', 'checks crashed', 'failed', 'not run', 'skipped') # 'cut short': in a smoke run, an assert failed only because a fit was cut
 
 @dataclass
 class FileResult:
@@ -231,6 +238,7 @@ class FileResult:
     output: str = '' # the end of what it printed, kept when it failed
     refused: list = field(default_factory=list) # the checked code's calls that tried to switch guards off (they stayed on), with where from
     checks: list = field(default_factory=list) # one dict per sanity check and Learner (`collect.CheckRecord.as_dict()`): learner, check, verdict, reason...
+    smoke: dict = field(default_factory=dict) # a smoke run's account (empty otherwise): `batches` per cut fit, the fits cut (`smoke.SmokeLog.summary`), and `cut_short`: each assert that failed only because a fit was cut (where and what)
 
 def _findings_data(found)->list:
     "The findings of `found` (a `Findings`) as JSON-ready dicts: every field of each `Finding`, its locations and message included, and its `group` (the report's block of findings of one cause, counted from 1)"
@@ -244,6 +252,25 @@ def _user_traceback(e, filenames):
 
 def _tail(text, lines=40): return '\n'.join(text.rstrip().splitlines()[-lines:])
 
+def _script_resolver(path):
+    "Map a frame of the script at `path` to its `Location` (as `_cell_resolver` maps a notebook's cells)"
+    names = {str(Path(path)), str(Path(path).resolve())}
+    def resolve(filename, lineno):
+        from fastai_paranoid.core import Location
+        return Location(str(path), lineno) if filename in names else None
+    return resolve
+
+def _cut_short_entry(e, resolve, path:str)->dict:
+    "Where the user's code raised `e` (its last frame `resolve` maps to the file: a script's line, a notebook's cell and line) and what it said"
+    where, tb = None, e.__traceback__
+    while tb is not None:
+        where = resolve(tb.tb_frame.f_code.co_filename, tb.tb_lineno) or where
+        tb = tb.tb_next
+    said = ''.join(traceback.format_exception_only(type(e), e)).strip()
+    said = said if len(said) <= 300 else said[:297] + '...'
+    return {'file': path, 'line': where.line if where else None, 'cell': where.cell if where else None,
+            'where': str(where) if where else path, 'error': said}
+
 def check_file(path, # a script or notebook
                args=(), # a script's command-line arguments
                skip_flags:list|None=None, # notebook cells with these flags are left out (default: the project's `tst_flags`)
@@ -255,12 +282,18 @@ def check_file(path, # a script or notebook
                sanity:bool=True, # run `learn.sanity_check()` before each Learner's first fit (with the default guards)
                sanity_budget:float|None=None, # seconds of sanity checks per Learner (None: `checkrun`'s default)
                fail_on:str='warning', # the lowest level of finding that counts against the file
+               smoke:int|bool=False, # cut every fit to a few batches of one epoch (True: `smoke.SMOKE_BATCHES`, or a number), as `check --smoke`
               )->FileResult:
     "Run one file in this process under `paranoid()` and return what it gave"
     from fastai_paranoid.collect import collect_findings
     from fastai_paranoid.checkrun import check_guards
     from fastai_paranoid.paranoid import PARANOID_GUARDS, paranoid
+    from fastai_paranoid.smoke import smoke_guards, smoke_log, raised_after_cut_fit
     if guards is None: guards = PARANOID_GUARDS + check_guards(sanity, sanity_budget) # built here, in the worker: fresh classes per file
+    cutting = smoke_guards(smoke)
+    guards = list(guards) + cutting
+    smoke_log.reset()
+    cut_short = [] if cutting else None
     path = Path(path)
     name = ' '.join([str(path), *args])
     res = FileResult(str(path))
@@ -275,7 +308,7 @@ def check_file(path, # a script or notebook
         try:
             if path.suffix == '.ipynb':
                 read_notebook(path)
-                res.not_run = run_notebook(path, skip_flags, force_flags, verbose=verbose, cell_timeout=cell_timeout)
+                res.not_run = run_notebook(path, skip_flags, force_flags, verbose=verbose, cell_timeout=cell_timeout, cut_short=cut_short)
             else: run_script(path, args)
         except CheckInputError as e: res.status, res.error = 'not run', str(e)
         except NotebookFailed as e: res.status, res.error = 'failed', str(e)
@@ -283,7 +316,8 @@ def check_file(path, # a script or notebook
             if e.code not in (None, 0): res.status, res.error = 'failed', f"{name} exited with status {e.code}"
         except Exception as e:
             tb = _user_traceback(e, [str(path.resolve()), str(path)])
-            res.status, res.error = 'failed', ''.join(traceback.format_exception(type(e), e, tb))
+            if cut_short is not None and raised_after_cut_fit(e): cut_short.append(_cut_short_entry(e, _script_resolver(path), str(path)))
+            else: res.status, res.error = 'failed', ''.join(traceback.format_exception(type(e), e, tb))
     res.seconds = time.perf_counter() - start
     res.problems, res.findings, res.report = found.problems, _findings_data(found), found.report(name)
     res.refused = [str(r) for r in found.refused]
@@ -294,6 +328,9 @@ def check_file(path, # a script or notebook
             if res.status == 'not run': res.error = f"{path} was not run: {res.not_run[0].split(': ', 1)[1]}"
         elif res.problems: res.status = 'findings'
     if res.status in ('clean', 'findings') and found.checks_crashed: res.status = 'checks crashed' # not "clean": part of it was not checked
+    if cutting:
+        res.smoke = {'batches': cutting[0].batches, **smoke_log.summary(), 'cut_short': cut_short}
+        if cut_short and res.status in ('clean', 'findings'): res.status = 'cut short'
     if res.status in ('failed', 'not run'): res.output = _tail(out.getvalue())
     return res
 
@@ -437,9 +474,9 @@ def check_files(files:list, # scripts and notebooks
 
 # %% ../nbs/41_runner.ipynb #dd25039d
 def exit_status(results:list)->int:
-    "2 if any file failed, could not be run, or had checks that crashed (it was not wholly checked), else 1 if any has findings, else 0"
+    "2 if any file failed, could not be run, or had checks that crashed (it was not wholly checked), else 1 if any has findings (a file 'cut short' by a smoke run included), else 0"
     if any(r.status in ('failed', 'not run', 'checks crashed') for r in results): return 2
-    return 1 if any(r.status == 'findings' for r in results) else 0
+    return 1 if any(r.status == 'findings' or (r.status == 'cut short' and r.problems) for r in results) else 0
 
 def _width(width=None)->int:
     from fastai_paranoid.collect import terminal_width
@@ -567,11 +604,12 @@ def _crash_annotations(r)->list:
         out.append(f"::error {','.join(props)}::{_gh_escape(rec.reason + (chr(10) + rec.traceback if rec.traceback else ''))}")
     return out
 
-def _write_json(json_path, results, flags, n_workers, interrupted:int|None=None, not_finished:list=()):
-    "The results as JSON, for CI: the exit status, the options, and one object per file (`FileResult`'s fields)"
+def _write_json(json_path, results, flags, n_workers, interrupted:int|None=None, not_finished:list=(), smoke=False):
+    "The results as JSON, for CI: the exit status, the options, a smoke run's account (`smoke_account`; null in a full run), and one object per file (`FileResult`'s fields)"
     if json_path is None: return
     report = {'exit_status': exit_status(results) if interrupted is None else interrupted, 'flags': list(flags), 'n_workers': n_workers,
               'interrupted': interrupted is not None, 'not_finished': [str(f) for f in not_finished],
+              'smoke': smoke_account(results) if smoke else None,
               'files': [dataclasses.asdict(r) for r in results]}
     try: Path(json_path).write_text(json.dumps(report, indent=1))
     except OSError as e: # checked before the run; it changed since
@@ -675,15 +713,16 @@ def _unreadable_notebooks(files:list)->dict:
         except CheckInputError as e: results[f] = FileResult(str(f), 'not run', error=f"fastai-paranoid: {e}")
     return results
 
-def _report_interrupted(code:int, files, todo, results:dict, done:list, seconds:float, report:dict, json_path, flags, n_workers):
+def _report_interrupted(code:int, files, todo, results:dict, done:list, seconds:float, report:dict, json_path, flags, n_workers, smoke=False):
     "Report the files checked before an interrupt (the workers still running were stopped by `check_files`), and name the others"
     finished = {Path(r.path) for r in done}
     ordered = [results[f] for f in files if f in results] + done
+    if smoke: print_smoke(ordered, report['format'])
     print_results(ordered, seconds, exit_code=code, **report)
     not_finished = [f for f in todo if f not in finished]
     _say(f"interrupted ({'SIGTERM' if code == 143 else 'SIGINT'}) after {len(done)} of {plural(len(todo), 'file')}; the files still "
          f"running were stopped, not checked: {', '.join(map(str, not_finished))}")
-    _write_json(json_path, ordered, flags, n_workers, interrupted=code, not_finished=not_finished)
+    _write_json(json_path, ordered, flags, n_workers, interrupted=code, not_finished=not_finished, smoke=smoke)
 
 def _renamed_knob(owner:str, # the function, named in the warning
                  on_finding:str, # the value given as `on_finding`
@@ -709,6 +748,7 @@ def check_paths(paths:list, # scripts, notebooks and folders of them
                 fail_on:str='warning', # the lowest level of finding that makes the exit status 1: 'error', 'warning' or 'info'
                 format:str='text', # 'text' or 'github' (`FORMATS`)
                 on_leak:str|None=None, # the old name of `on_finding`
+                smoke:int|bool=False, # a smoke run: every fit cut to one epoch of a few batches (True: 3, or a number), as `--smoke`
                )->int:
     "Check every script and notebook under `paths`, each in its own process; print the results; return the exit status (130 or 143 when interrupted)"
     on_finding = _renamed_knob('check_paths', on_finding, on_leak)
@@ -717,6 +757,8 @@ def check_paths(paths:list, # scripts, notebooks and folders of them
     try:
         if n_workers is not None and (isinstance(n_workers, bool) or not isinstance(n_workers, int) or n_workers < 1):
             raise CheckInputError(f"--n-workers {n_workers}: give how many files to check at once, 1 or more (default: min(CPUs, 8)).")
+        if not (isinstance(smoke, bool) or (isinstance(smoke, int) and smoke >= 0)):
+            raise CheckInputError(f"smoke={smoke!r}: give True (each fit cut to 3 batches), a number of batches, or False.")
         files, left_out = _planned_files(paths, args, fail_on, format, json_path)
     except CheckInputError as e:
         _say(e)
@@ -738,7 +780,7 @@ def check_paths(paths:list, # scripts, notebooks and folders of them
         if live: live.draw()
     start = time.perf_counter()
     kwargs = dict(force_flags=list(flags), on_finding=on_finding, guards=guards, verbose=verbose, cell_timeout=cell_timeout,
-                  sanity=sanity, sanity_budget=sanity_budget, fail_on=fail_on)
+                  sanity=sanity, sanity_budget=sanity_budget, fail_on=fail_on, smoke=smoke)
     names = {str(f): ' '.join([str(f), *args]) for f in todo}
     report = dict(format=format, fail_on=fail_on, names=names)
     try:
@@ -748,7 +790,7 @@ def check_paths(paths:list, # scripts, notebooks and folders of them
                 if live: live.clear()
     except KeyboardInterrupt as e: # the workers still running were stopped by `check_files`; what is done is reported
         code = getattr(e, 'status', 130)
-        _report_interrupted(code, files, todo, results, done, time.perf_counter() - start, report, json_path, flags, n_workers)
+        _report_interrupted(code, files, todo, results, done, time.perf_counter() - start, report, json_path, flags, n_workers, smoke)
         return code
     for f, r in zip(todo, checked): results[f] = r
     ordered = [results[f] for f in files]
@@ -757,9 +799,62 @@ def check_paths(paths:list, # scripts, notebooks and folders of them
         _share_results(ordered, rank)
         return 0 # rank 0 gives the exit status: a non-zero exit here would make the launcher stop rank 0 before it reports
     if world > 1: ordered = _merge_ranks(ordered, world)
+    if smoke: print_smoke(ordered, format) # above the table: the report's last line stays the summary
     print_results(ordered, time.perf_counter() - start, **report)
     if left_out:
         names = ', '.join(map(str, left_out[:5])) + (f" and {len(left_out) - 5} more" if len(left_out) > 5 else '')
         _say(f"not checked: {plural(len(left_out), 'script')} next to the notebooks, taken as their helpers as nbdev-test takes them "
              f"(pass a script by name to check it): {names}", file=sys.stdout)
-    return max(exit_status(ordered), _write_json(json_path, ordered, flags, n_workers) or 0)
+    return max(exit_status(ordered), _write_json(json_path, ordered, flags, n_workers, smoke=smoke) or 0)
+
+# %% ../nbs/41_runner.ipynb #5b0c3a11
+SMOKE_CANNOT_SEE = ( # what a smoke run cannot see: the guards (and things) whose verdicts need the fit after the cut
+    "NaNGuard/NaNStop: a loss or gradient that turns NaN or infinite after the cut (a NaN at epoch 30)",
+    "divergence, or a loss that stalls, late in training; the metrics the full fit reaches",
+    "DataOrderGuard: the labels of a whole training pass (a class-sorted loader may look shuffled in its first batches) and whether the next pass repeats them",
+    "UpdateGuard: parameters unchanged over the whole fit, and skipped steps counted over all its batches",
+    "LostHyperGuard and StaleGradGuard: what callbacks do after the first epoch (ReduceLROnPlateau after its patience, a schedule's later phases at their real pace)",
+    "EarlyStoppingCallback and SaveModelCallback across epochs",
+)
+
+def smoke_account(results:list)->dict:
+    "A smoke run's account for the report and `--json`: batches per cut fit, the fits cut and the batches run against those asked for (over all files), the asserts cut short, and what a smoke run cannot see"
+    runs = [r.smoke for r in results if r.smoke]
+    total = lambda k: sum(s.get(k, 0) for s in runs)
+    return {'batches': runs[0]['batches'] if runs else None, 'epochs': 1, 'lr_find_steps': 'num_it // 10 + 25',
+            'fits': total('fits'), 'fits_cut': total('fits_cut'), 'lr_finds': total('lr_finds'),
+            'train_batches_asked': total('train_batches_asked'), 'train_batches_run': total('train_batches_run'),
+            'cut_short': sum(len(s.get('cut_short') or []) for s in runs), 'cannot_see': list(SMOKE_CANNOT_SEE)}
+
+def _smoke_note(a:dict)->list:
+    "The smoke run's lines: how the fits were cut, then what it cannot see"
+    batches = a['batches'] or 'a few'
+    head = (f"smoke run: every fit was cut to one epoch of {batches} training and {batches} validation batches, and lr_find to "
+            f"{a['lr_find_steps']} steps (35 by default) ({a['fits_cut']} of {plural(a['fits'], 'fit')} cut: {a['train_batches_run']:,} of "
+            f"{a['train_batches_asked']:,} training batches run); the sanity checks ran in full before each Learner's first fit, and "
+            f"every guard watched the cut fits. It checks the pipeline, not the training; run check without --smoke for what it cannot see:")
+    return [head] + [f"cannot see: {s}" for s in SMOKE_CANNOT_SEE]
+
+def print_smoke(results:list, # `FileResult`s of a smoke run
+                format:str='text', # 'text' or 'github' (`FORMATS`)
+                width:int|None=None, # the terminal's width
+               ):
+    "Say that it was a smoke run, how the fits were cut and what that cannot see, then each assert cut short (text: wrapped lines, printed above the table; github: `::notice` commands)"
+    from fastai_paranoid.collect import _gh_escape, _relative
+    note = _smoke_note(smoke_account(results))
+    entries = [(r, e) for r in results for e in (r.smoke or {}).get('cut_short') or []]
+    said = lambda e: (f"{e['error']}: failed after a fit was cut (a smoke run trains a few batches), not counted as a failure; "
+                      f"the full run decides it")
+    if format == 'github':
+        print(f"::notice title=fastai-paranoid smoke run::{_gh_escape(chr(10).join(note))}")
+        for r, e in entries:
+            props = [f"file={_gh_escape(_relative(e['file']), True)}"] + ([f"line={e['line']}"] if e['line'] and e['cell'] is None else [])
+            title = _gh_escape(f"cut short: {e['where']}", True)
+            print(f"::notice {','.join(props)},title={title}::{_gh_escape(said(e))}")
+    else:
+        width = _width(width)
+        indented = lambda line: textwrap.fill(line, width, initial_indent='  ', subsequent_indent='      ', break_long_words=False)
+        _say(note[0], file=sys.stdout, width=width)
+        print('\n'.join(map(indented, note[1:] + [f"cut short: {e['where']}: {said(e)}" for r, e in entries])) + '\n')
+    sys.stdout.flush()
+
