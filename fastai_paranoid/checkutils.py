@@ -189,10 +189,17 @@ def training_batches(learn:Learner, # the Learner whose training DataLoader is r
         return LazyBatches(read or TrainingRead(learn), n)
     return [_split_batch(learn, b) for b in _read_training_batches(learn, n, dl, no_workers(dl))]
 
+def _as_plain(x):
+    "A batch's tensors as plain `Tensor`s, as fastai's `CastToTensor` leaves them (tuples and lists walked)"
+    if isinstance(x, (tuple, list)): return type(x)(_as_plain(o) for o in x)
+    return x.as_subclass(torch.Tensor) if isinstance(x, torch.Tensor) and type(x) is not torch.Tensor else x
+
 def _split_batch(learn, b)->tuple:
-    "`(xb, yb)` of a batch, split at `dls.n_inp` (the last tensor is the target when it is not set)"
+    "`(xb, yb)` of a batch, split at `dls.n_inp` (the last tensor is the target when it is not set); cast to plain tensors where the Learner's `CastToTensor` (one of fastai's default callbacks) casts them before the model and the loss see them in `fit`"
     n_inp = getattr(learn.dls, 'n_inp', None)
-    return tuple(b[:n_inp or (1 if len(b) == 1 else len(b) - 1)]), tuple(b[n_inp or (1 if len(b) == 1 else len(b) - 1):])
+    xb, yb = tuple(b[:n_inp or (1 if len(b) == 1 else len(b) - 1)]), tuple(b[n_inp or (1 if len(b) == 1 else len(b) - 1):])
+    if any(type(cb).__name__ == 'CastToTensor' for cb in getattr(learn, 'cbs', [])): xb, yb = _as_plain(xb), _as_plain(yb)
+    return xb, yb
 
 class TrainingRead:
     "`training_batches`' read of `learn.dls.train`, batch by batch: each next batch is read with the RNG states the read left (the caller's put back around it), so the batches are the ones an uninterrupted read gives. Open until `close` (the run of checks closes it after the check), and kept in `SHARED` when closed"

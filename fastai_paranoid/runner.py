@@ -351,7 +351,15 @@ def _context(notebooks:bool=True, # notebooks to run: the server imports their e
     empty = tempfile.mkdtemp(prefix='fastai-paranoid-')
     atexit.register(shutil.rmtree, empty, ignore_errors=True)
     with working_directory(empty): forkserver.ensure_running()
+    atexit.register(_stop_servers) # registered after the folder's removal, so it runs first: the server goes, then its folder
     return ctx
+
+def _stop_servers():
+    "Stop multiprocessing's fork server and resource tracker, and wait for them: left alone, they end only after they see this process gone, so they outlive the command (a CI step that waits for its process group sees them)"
+    from multiprocessing import forkserver, resource_tracker
+    for server in (forkserver._forkserver, resource_tracker._resource_tracker): # their own `_stop`, what CPython's tests use
+        try: server._stop()
+        except Exception: pass # already gone, or a Python without it: they still end as they see us gone
 
 def _stoppable():
     "SIGTERM ends this worker at once, whatever it inherited: unblocked (a mask held while the parent started a process is inherited), at its default action"

@@ -77,12 +77,9 @@ def _watched(tmp_path, *args, signal_at_ready=None, to_group=False):
         out, _ = proc.communicate(timeout=600) # a hang guard
     finally:
         if proc.poll() is None: proc.kill()
-    # Right after the command returned: every process below its direct children (its workers, what they started) is gone.
-    # Its direct children (multiprocessing's forkserver and resource tracker) end as they see it gone: waited for, with a hang guard.
-    deeper = [p for key, p in seen.items() if parents[key] != proc.pid and _alive(p)]
-    direct = [p for key, p in seen.items() if parents[key] == proc.pid]
-    psutil.wait_procs(direct, timeout=60)
-    left = deeper + [p for p in direct if _alive(p)]
+    # Right after the command returned, every process it started is gone: its workers, what they started, and its direct
+    # children (multiprocessing's forkserver and resource tracker, which the command stops and waits for before it exits)
+    left = [p for p in seen.values() if _alive(p)]
     for p in left: # leave nothing behind in the test either
         try: p.kill()
         except psutil.NoSuchProcess: pass
