@@ -532,6 +532,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                         'fastai_paranoid.compat.loader_chain': ('compat.html#loader_chain', 'fastai_paranoid/compat.py'),
                                         'fastai_paranoid.compat.loader_generators': ( 'compat.html#loader_generators',
                                                                                       'fastai_paranoid/compat.py'),
+                                        'fastai_paranoid.compat.lr_finder': ('compat.html#lr_finder', 'fastai_paranoid/compat.py'),
                                         'fastai_paranoid.compat.new_loader': ('compat.html#new_loader', 'fastai_paranoid/compat.py'),
                                         'fastai_paranoid.compat.no_workers': ('compat.html#no_workers', 'fastai_paranoid/compat.py'),
                                         'fastai_paranoid.compat.running_learner': ( 'compat.html#running_learner',

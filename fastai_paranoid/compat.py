@@ -13,10 +13,10 @@ from fastai.losses import BaseLoss
 from fastai.optimizer import Optimizer
 
 # %% auto #0
-__all__ = ['OPT_STATE_KEPT_ON_CLEAR', 'fastai_module', 'fastai_class', 'is_lr_find', 'running_learner', 'in_learner_fit',
-           'distributed_dl_type', 'distributed_trainer_type', 'unwrap_model', 'unwrap_dl', 'loader_chain',
-           'is_torch_loader', 'loader_bs', 'no_workers', 'loader_generators', 'close_iterator', 'first_batch',
-           'new_loader', 'to_learner_device', 'base_loss_func']
+__all__ = ['OPT_STATE_KEPT_ON_CLEAR', 'fastai_module', 'fastai_class', 'is_lr_find', 'lr_finder', 'running_learner',
+           'in_learner_fit', 'distributed_dl_type', 'distributed_trainer_type', 'unwrap_model', 'unwrap_dl',
+           'loader_chain', 'is_torch_loader', 'loader_bs', 'no_workers', 'loader_generators', 'close_iterator',
+           'first_batch', 'new_loader', 'to_learner_device', 'base_loss_func']
 
 # %% ../nbs/01_compat.ipynb #8e58e956
 def fastai_module(name:str):
@@ -37,6 +37,10 @@ def is_lr_find(learn, # the Learner whose callbacks are read
     "Is the fit `learn` runs a probe (`lr_find`), not a training run?"
     probes = probes or fastai_class('fastai.callback.schedule', 'LRFinder')
     return any(isinstance(cb, probes) for cb in learn.cbs)
+
+def lr_finder(learn)->object|None:
+    "fastai's `LRFinder` callback on `learn` (the one `lr_find` adds for its sweep: `num_it`, `stop_div`), or None"
+    return next((cb for cb in learn.cbs if isinstance(cb, fastai_class('fastai.callback.schedule', 'LRFinder'))), None)
 
 _EVENT_FRAMES = ('_call_one', '__call__', '_with_events', 'map', '<lambda>', '__init__') # fastai's frames between an event and its callbacks
 

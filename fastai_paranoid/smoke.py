@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 import fastai.learner as _fastai_learner
 from fastcore.basics import GetAttr
-from .compat import fastai_class, is_lr_find, in_learner_fit
+from .compat import fastai_class, is_lr_find, in_learner_fit, lr_finder
 from .deploy import Guard
 
 # %% auto #0
@@ -89,7 +89,7 @@ class SmokeFit(Guard):
         self.record['cut'] = learn.n_epoch < epochs or any(n is not None and n > self.limits[t] for t, n in ((True, train), (False, valid)))
         smoke_log.fits.append(self.record)
     def _cut_sweep(self):
-        finder = next((cb for cb in self.learn.cbs if isinstance(cb, fastai_class('fastai.callback.schedule', 'LRFinder'))), None)
+        finder = lr_finder(self.learn)
         if finder is None: return # another probe: left whole
         steps = min(finder.num_it, max(self.batches, finder.num_it // 10 + 5 + LR_FIND_POINTS))
         smoke_log.fits.append(dict(kind='lr_find', num_it=finder.num_it, steps=steps, cut=steps < finder.num_it))

@@ -1,5 +1,6 @@
 "`fastai-paranoid check --smoke`: every fit cut to a few batches of one epoch (`smoke.SmokeFit`); a planted bug is still found, a healthy script stays clean, an assert that only the cut fit fails is 'cut short' (not a failure; a notebook goes on), a real error stays 'failed'; the report and the JSON say it was a smoke run."
-import contextlib, io, json, warnings
+import contextlib, io, json, os, warnings
+from unittest import mock
 from pathlib import Path
 import pytest
 from cli_helpers import notebook, command
@@ -45,7 +46,8 @@ def smoke_run(tmp_path_factory):
         (tmp/name).write_text(code)
     notebook(tmp/'train.ipynb', *NOTEBOOK_CELLS)
     names = ['healthy.py', 'leaky.py', 'accuracy.py', 'type_error.py', 'train.ipynb']
-    proc = command('check', '--smoke', *names, '--n-workers', '2', '--json', 'out.json', cwd=tmp, timeout=1500)
+    with mock.patch.dict(os.environ, {'COLUMNS': '100'}): # a module fixture: conftest's COLUMNS=100 is not set yet (pytest-xdist's workers say 80)
+        proc = command('check', '--smoke', *names, '--n-workers', '2', '--json', 'out.json', cwd=tmp, timeout=1500)
     saved = json.loads((tmp/'out.json').read_text())
     return proc, saved, {Path(f['path']).name: f for f in saved['files']}
 
