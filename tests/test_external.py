@@ -33,27 +33,41 @@ HEALTHY = ['tt2_fixed_08_overconfident_init.py',   # torchtest2 gallery bug 8's 
            # tensors in fit: three checks crashed on them (exit 2) until the checks' batches were cast alike
            'fastbook_13_convolutions.py']
 
+# --- Every script of this file is checked in ONE `fastai-paranoid check --json` run (2 workers; the `corpus_checked` fixture
+# below): one start-up of the command and its fork server instead of sixteen. A file's status in the JSON is the exit status
+# `fastai-paranoid check FILE` gives alone ('clean': 0, 'findings': 1, 'checks crashed'/'failed': 2), and its findings are
+# the ones that run prints for it.
+
+@pytest.mark.xdist_group('external')
 @pytest.mark.parametrize('script', HEALTHY)
-def test_healthy_external_script_exits_0(script):
-    res = command('check', str(EXTERNAL / script), cwd=EXTERNAL, timeout=900)
-    assert res.returncode == 0, f"{script} is healthy, yet `fastai-paranoid check` exited {res.returncode}:\n{res.stdout[-3000:]}"
+def test_healthy_external_script_exits_0(corpus_checked, script):
+    stdout, records = corpus_checked
+    rec = records[script]
+    assert rec['status'] == 'clean', (f"{script} is healthy, yet `fastai-paranoid check` says {rec['status']} (exit "
+                                      f"{STATUS_EXIT.get(rec['status'])}): {rec['findings']}\n{stdout[-3000:]}")
 
 CAUGHT = [('tt2_bug_08_overconfident_init.py', 'check_loss_at_init'),  # the last layer initialised with std 1 (loss 3.5 x ln(10))
           ('tt2_bug_06_frozen_still_trained.py', 'empty_freeze'),      # learn.freeze() on a Learner without a splitter: EmptyFreezeGuard
           ('tt2_bug_12_wrong_backward.py', 'check_gradient_correctness')] # Square's backward returns x * grad, not 2 * x * grad
 
+@pytest.mark.xdist_group('external')
 @pytest.mark.parametrize('script,check', CAUGHT)
-def test_planted_bug_is_caught(script, check):
-    "torchtest2 gallery bugs: the command exits 1 and names the check that caught it"
-    res = command('check', str(EXTERNAL / script), cwd=EXTERNAL, timeout=900)
-    assert res.returncode == 1, res.stdout[-3000:]
-    assert check in res.stdout, res.stdout[-3000:]
+def test_planted_bug_is_caught(corpus_checked, script, check):
+    "torchtest2 gallery bugs: exit 1 (status 'findings'), and the check that caught it is named among the errors and warnings"
+    stdout, records = corpus_checked
+    rec = records[script]
+    named = [f.get('check') or f.get('kind') for f in rec['findings'] if f.get('level') != 'info']
+    assert rec['status'] == 'findings' and check in named, f"{script}: expected a {check} finding, got {rec['status']}: {named}\n{stdout[-3000:]}"
+    assert f"{script}:" in stdout and check in stdout
 
-def test_accuracy_multi_on_sparse_labels_is_caught():
+@pytest.mark.xdist_group('external')
+def test_accuracy_multi_on_sparse_labels_is_caught(corpus_checked):
     "issue 17: accuracy_multi on 10 tags with 7% present scores 0.94 for 'no tag at all' -- check_metric_baseline notes it (info: advice, as on the fastai book's multi-label chapter; its twin, above, is silent)"
-    res = command('check', str(EXTERNAL / 'user_accuracy_multi_sparse.py'), cwd=EXTERNAL, timeout=900)
-    assert res.returncode == 0, res.stdout[-3000:]
-    assert 'check_metric_baseline' in res.stdout and 'every label negative' in res.stdout
+    stdout, records = corpus_checked
+    rec = records['user_accuracy_multi_sparse.py']
+    assert rec['status'] == 'clean', rec['findings'] # an info note: exit 0
+    notes = [f for f in rec['findings'] if (f.get('check') or f.get('kind')) == 'check_metric_baseline']
+    assert notes and notes[0].get('level') == 'info' and 'every label negative' in str(notes[0]), rec['findings']
 
 # --- Issue 17's catch table: fastai users' reported silent bugs (tests/external/user_bug_NN_*.py), each with its healthy
 # fixed twin (user_fixed_NN_*.py). Three of the fastest pairs, checked in one `fastai-paranoid check` run (2 workers: one
@@ -68,24 +82,11 @@ USER_CASES = [('user_bug_04_tracker_mae.py', 'check_tracker_monitor'),      # Sa
 
 def _twin(bug): return bug.replace('user_bug_', 'user_fixed_')
 
-def _checked(out, files:list)->tuple:
-    "One `fastai-paranoid check --json out` over `files`, planted bugs among them (exit 1): (its output, {file name: JSON record})"
-    res = command('check', '--json', str(out), '--n-workers', '2', *files, cwd=EXTERNAL, timeout=1500)
-    assert out.exists(), f"no JSON written (exit {res.returncode}):\n{res.stdout[-3000:]}\n{res.stderr[-3000:]}"
-    assert res.returncode == 1, res.stdout[-3000:] # planted bugs among the files
-    return res.stdout, {Path(r['path']).name: r for r in json.loads(out.read_text())['files']}
 
-@pytest.fixture(scope='module')
-def user_cases_checked(tmp_path_factory):
-    "One `fastai-paranoid check --json` over the bugs and their twins: (its output, {file name: JSON record})"
-    out = tmp_path_factory.mktemp('user_cases') / 'check.json'
-    files = [str(EXTERNAL / f) for bug, _ in USER_CASES for f in (bug, _twin(bug))]
-    return _checked(out, files)
-
-@pytest.mark.xdist_group('user_cases') # one check over all the cases (module fixture): one worker builds it
+@pytest.mark.xdist_group('external')
 @pytest.mark.parametrize('bug,check', USER_CASES, ids=[b.removeprefix('user_bug_').removesuffix('.py') for b, _ in USER_CASES])
-def test_user_reported_bug_is_caught_and_its_twin_is_silent(user_cases_checked, bug, check):
-    stdout, records = user_cases_checked
+def test_user_reported_bug_is_caught_and_its_twin_is_silent(corpus_checked, bug, check):
+    stdout, records = corpus_checked
     rec, twin = records[bug], records[_twin(bug)]
     named = [f.get('check') or f.get('kind') for f in rec['findings'] if f.get('level') != 'info']
     assert rec['status'] == 'findings' and check in named, f"{bug}: expected a {check} finding (exit 1), got {rec['status']}: {named}\n{stdout[-3000:]}"
@@ -100,12 +101,6 @@ LOOP_CASES = [('user_bug_26_cancel_batch_skips_zero_grad.py', 'stale_gradients')
               ('user_bug_26_layers_in_plain_list.py', 'unregistered_tensors')]      # hidden layers in a plain list: never stepped
 LOOP_NEIGHBOURS = ['fastai_loop_gradient_accumulation.py', 'fastai_loop_optimwrapper.py']
 
-@pytest.fixture(scope='module')
-def loop_cases_checked(tmp_path_factory):
-    "One `fastai-paranoid check --json` over the loop bugs, their twins and their healthy neighbours"
-    out = tmp_path_factory.mktemp('loop_cases') / 'check.json'
-    files = [str(EXTERNAL / f) for bug, _ in LOOP_CASES for f in (bug, _twin(bug))] + [str(EXTERNAL / f) for f in LOOP_NEIGHBOURS]
-    return _checked(out, files)
 
 # --- Issue 26, parts 3-6 (14_fitchecks): four silent bugs users reported, each with its fixed twin, checked in one run. The
 # guards watch the real fit (or wrap `load_model`), so the finding names the cause: the loss's shapes, a frozen head, a
@@ -115,41 +110,35 @@ FIT_CASES = [('user_bug_31_mseloss_broadcast.py', 'loss_shape_broadcast'),      
              ('user_bug_33_ddp_prefix_strict_false.py', 'load_strict_false'),     # a `module.`-prefixed checkpoint, strict=False
              ('user_bug_34_unshuffled_class_sorted.py', 'unshuffled_training_data')] # a plain DataLoader without shuffle=True, data by class
 
-@pytest.fixture(scope='module')
-def fit_cases_checked(tmp_path_factory):
-    "One `fastai-paranoid check --json` over issue 26's fit cases and their twins: (its output, {file name: JSON record})"
-    out = tmp_path_factory.mktemp('fit_cases') / 'check.json'
-    files = [str(EXTERNAL / f) for bug, _ in FIT_CASES for f in (bug, _twin(bug))]
-    return _checked(out, files)
 
-@pytest.mark.xdist_group('loop_cases')
+@pytest.mark.xdist_group('external')
 @pytest.mark.parametrize('bug,kind', LOOP_CASES, ids=[b.removeprefix('user_bug_26_').removesuffix('.py') for b, _ in LOOP_CASES])
-def test_loop_bug_is_caught_and_its_twin_is_silent(loop_cases_checked, bug, kind):
-    stdout, records = loop_cases_checked
+def test_loop_bug_is_caught_and_its_twin_is_silent(corpus_checked, bug, kind):
+    stdout, records = corpus_checked
     rec, twin = records[bug], records[_twin(bug)]
     errors = [f.get('kind') for f in rec['findings'] if f.get('level') == 'error']
     assert rec['status'] == 'findings' and kind in errors, f"{bug}: expected a {kind} error, got {rec['status']}: {rec['findings']}\n{stdout[-3000:]}"
     assert twin['status'] == 'clean', f"{_twin(bug)} is healthy, yet it has findings: {twin['findings']}\n{stdout[-3000:]}"
 
-@pytest.mark.xdist_group('loop_cases')
+@pytest.mark.xdist_group('external')
 @pytest.mark.parametrize('script', LOOP_NEIGHBOURS)
-def test_loop_healthy_neighbour_is_silent(loop_cases_checked, script):
-    stdout, records = loop_cases_checked
+def test_loop_healthy_neighbour_is_silent(corpus_checked, script):
+    stdout, records = corpus_checked
     assert records[script]['status'] == 'clean' and records[script]['findings'] == [], f"{script}: {records[script]['findings']}\n{stdout[-3000:]}"
 
-@pytest.mark.xdist_group('fit_cases')
+@pytest.mark.xdist_group('external')
 @pytest.mark.parametrize('bug,kind', FIT_CASES, ids=[b.removeprefix('user_bug_').removesuffix('.py') for b, _ in FIT_CASES])
-def test_fit_bug_is_caught_and_its_twin_is_silent(fit_cases_checked, bug, kind):
-    stdout, records = fit_cases_checked
+def test_fit_bug_is_caught_and_its_twin_is_silent(corpus_checked, bug, kind):
+    stdout, records = corpus_checked
     rec, twin = records[bug], records[_twin(bug)]
     named = {f.get('kind'): f.get('level') for f in rec['findings']}
     assert rec['status'] == 'findings' and named.get(kind) in ('error', 'warning'), f"{bug}: expected a {kind} finding, got {named}\n{stdout[-3000:]}"
     assert twin['status'] == 'clean', f"{_twin(bug)} is healthy, yet it has findings: {twin['findings']}\n{stdout[-3000:]}"
 
-@pytest.mark.xdist_group('fit_cases')
-def test_overfit_failure_names_the_broadcasting_loss(fit_cases_checked):
+@pytest.mark.xdist_group('external')
+def test_overfit_failure_names_the_broadcasting_loss(corpus_checked):
     "Issue 26, part 3: the overfit test fails on the broadcasting loss, and its finding names the shapes and the fix (not activations and learning rates)"
-    stdout, records = fit_cases_checked
+    stdout, records = corpus_checked
     overfit = [f for f in records['user_bug_31_mseloss_broadcast.py']['findings'] if f.get('kind') == 'check_overfit_one_batch']
     assert overfit, f"no overfit finding on user_bug_31: {records['user_bug_31_mseloss_broadcast.py']['findings']}\n{stdout[-3000:]}"
     assert 'outputs of shape [16, 1] with targets of shape [16]' in overfit[0]['evidence'] and 'MSELossFlat()' in overfit[0]['fix'], overfit[0]
@@ -162,24 +151,37 @@ GAP_CASES = [('user_bug_35_resume_index_items.py', 'split_overlap', 'error'),   
              ('user_bug_36_title_all_nan.py', 'check_constant_features', 'warning')]    # Title NaN on all 891 rows
 GAP_NEIGHBOURS = ['fastai_tutorial_tabular.py']
 
-@pytest.fixture(scope='module')
-def gap_cases_checked(tmp_path_factory):
-    "One `fastai-paranoid check --json` over part 7's cases, their twins and a healthy tabular neighbour"
-    out = tmp_path_factory.mktemp('gap_cases') / 'check.json'
-    files = [str(EXTERNAL / f) for bug, _, _ in GAP_CASES for f in (bug, _twin(bug))] + [str(EXTERNAL / f) for f in GAP_NEIGHBOURS]
-    return _checked(out, files)
 
-@pytest.mark.xdist_group('gap_cases')
+@pytest.mark.xdist_group('external')
 @pytest.mark.parametrize('bug,name,level', GAP_CASES, ids=[b.removeprefix('user_bug_').removesuffix('.py') for b, _, _ in GAP_CASES])
-def test_gap_bug_is_caught_and_its_twin_is_silent(gap_cases_checked, bug, name, level):
-    stdout, records = gap_cases_checked
+def test_gap_bug_is_caught_and_its_twin_is_silent(corpus_checked, bug, name, level):
+    stdout, records = corpus_checked
     rec, twin = records[bug], records[_twin(bug)]
     named = {f.get('check') or f.get('kind'): f.get('level') for f in rec['findings']}
     assert rec['status'] == 'findings' and named.get(name) == level, f"{bug}: expected a {name} {level}, got {named}\n{stdout[-3000:]}"
     assert twin['status'] == 'clean', f"{_twin(bug)} is healthy, yet it has findings: {twin['findings']}\n{stdout[-3000:]}"
 
-@pytest.mark.xdist_group('gap_cases')
+@pytest.mark.xdist_group('external')
 @pytest.mark.parametrize('script', GAP_NEIGHBOURS)
-def test_gap_healthy_neighbour_is_silent(gap_cases_checked, script):
-    stdout, records = gap_cases_checked
+def test_gap_healthy_neighbour_is_silent(corpus_checked, script):
+    stdout, records = corpus_checked
     assert records[script]['status'] == 'clean', f"{script}: {records[script]['findings']}\n{stdout[-3000:]}"
+
+# --- The one run behind every test above
+STATUS_EXIT = {'clean': 0, 'findings': 1, 'checks crashed': 2, 'failed': 2, 'not run': 2}
+
+def _corpus() -> list:
+    "Every script the tests above read, each once"
+    names = HEALTHY + [s for s, _ in CAUGHT] + ['user_accuracy_multi_sparse.py']
+    for bug, *_ in USER_CASES + LOOP_CASES + FIT_CASES + GAP_CASES: names += [bug, _twin(bug)]
+    names += LOOP_NEIGHBOURS + GAP_NEIGHBOURS
+    return list(dict.fromkeys(names))
+
+@pytest.fixture(scope='module')
+def corpus_checked(tmp_path_factory):
+    "One `fastai-paranoid check --json` over every script of this file, planted bugs among them (exit 1): (its output, {file name: JSON record})"
+    out = tmp_path_factory.mktemp('external') / 'check.json'
+    res = command('check', '--json', str(out), '--n-workers', '2', *[str(EXTERNAL / f) for f in _corpus()], cwd=EXTERNAL, timeout=2400)
+    assert out.exists(), f"no JSON written (exit {res.returncode}):\n{res.stdout[-3000:]}\n{res.stderr[-3000:]}"
+    assert res.returncode == 1, res.stdout[-3000:] # planted bugs among the files, none failed or crashed
+    return res.stdout, {Path(r['path']).name: r for r in json.loads(out.read_text())['files']}
