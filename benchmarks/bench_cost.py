@@ -112,6 +112,17 @@ def order(files:list) -> list:
     for b in bugs: out += [b] + ([names[twin_of(Path(b).name)]] if twin_of(Path(b).name) in names else [])
     return out + [f for f in files if f not in out]
 
+def slim(data:dict) -> dict:
+    "`data` without what the tables do not read: each check's records, the reports, the output; findings' messages cut to 300 characters"
+    for rec in data['records']:
+        for run in rec['runs'].values():
+            f = run.get('file')
+            if not f: continue
+            for k in ('checks', 'report', 'output'): f.pop(k, None)
+            f['findings'] = [{k: (v[:300] if k == 'message' and isinstance(v, str) else v) for k, v in x.items()
+                              if k not in ('built_at', 'found_at', 'locations')} for x in f.get('findings', [])]
+    return data
+
 def load() -> float: return os.getloadavg()[0]
 
 # ---- the tables
@@ -150,7 +161,7 @@ def totals(rows:list, mode:str) -> dict:
     cpu, plain = sum(r[mode]['cpu'] for r in ok), sum(r['plain']['cpu'] for r in ok)
     wall, plain_wall = sum(r[mode]['wall'] for r in ok), sum(r['plain']['wall'] for r in ok)
     return dict(n=len(ok), cpu=cpu, plain_cpu=plain, sum_x=cpu / plain, wall_x=wall / plain_wall, median_x=statistics.median(x for x, _ in ratios),
-                worst=ratios[-1], over_15=[s for x, s in ratios if x > 1.5])
+                worst=ratios[-1], over_15=[f"{s} {x:.2f}x" for x, s in reversed(ratios) if x > 1.5])
 
 def print_tables(data:dict):
     meta, records = data['meta'], data['records']
@@ -187,7 +198,10 @@ def print_tables(data:dict):
             t = totals(sel, m)
             if not t['n']: print(f"{label:22} {m:6} {0:7}"); continue
             print(f"{label:22} {m:6} {t['n']:7} {t['cpu']:8.0f} {t['plain_cpu']:8.0f} {t['sum_x']:6.2f} {t['wall_x']:6.2f} {t['median_x']:8.2f}  "
-                  f"{t['worst'][1]} {t['worst'][0]:.2f}x; {len(t['over_15'])} over 1.5x" + (f": {', '.join(t['over_15'])}" if len(t['over_15']) <= 8 else ''))
+                  f"{t['worst'][1]} {t['worst'][0]:.2f}x; {len(t['over_15'])} over 1.5x")
+    for m in MODES[1:]:
+        over = totals(rows, m).get('over_15')
+        if over: print(f"  {m} over 1.5x plain, worst first: {', '.join(over)}")
     healthy = totals([r for r in rows if r['healthy']], 'check')
     if healthy['n']:
         print(f"\nissue 25's targets on the healthy scripts (check/plain, CPU): overall {healthy['sum_x']:.2f}x (target <= 1.25: "
@@ -211,8 +225,13 @@ def main(argv=None):
     p.add_argument('--stop-at', help='HH:MM UTC: start no script after it')
     p.add_argument('--json', help='write every record here (rewritten after each script)')
     p.add_argument('--from-json', help='print the tables of an earlier --json file instead of running')
+    p.add_argument('--slim-json', help="with --from-json: write its records here without what the tables do not read (each check's "
+                                       "records, the reports, the output; findings' messages cut to 300 characters), to keep in the repository")
     args = p.parse_args(argv)
-    if args.from_json: return print_tables(json.loads(Path(args.from_json).read_text()))
+    if args.from_json:
+        data = json.loads(Path(args.from_json).read_text())
+        if args.slim_json: Path(args.slim_json).write_text(json.dumps(slim(data), indent=0))
+        return print_tables(data)
     old_tree, modes = Path(args.old_tree).resolve(), args.modes.split(',')
     if 'old' in modes and not (old_tree / 'fastai_paranoid' / 'cli.py').exists(): sys.exit(f"no old checkout at {old_tree}: git worktree add --detach {old_tree} {OLD}")
     files = order(scripts(args.files))
