@@ -1731,6 +1731,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                                                                    'fastai_paranoid/runner.py'),
                                         'fastai_paranoid.runner._config': ('runner.html#_config', 'fastai_paranoid/runner.py'),
                                         'fastai_paranoid.runner._context': ('runner.html#_context', 'fastai_paranoid/runner.py'),
+                                        'fastai_paranoid.runner._cpu_time': ('runner.html#_cpu_time', 'fastai_paranoid/runner.py'),
                                         'fastai_paranoid.runner._crash_annotations': ( 'runner.html#_crash_annotations',
                                                                                        'fastai_paranoid/runner.py'),
                                         'fastai_paranoid.runner._cut_short_entry': ( 'runner.html#_cut_short_entry',

@@ -239,6 +239,12 @@ class FileResult:
     refused: list = field(default_factory=list) # the checked code's calls that tried to switch guards off (they stayed on), with where from
     checks: list = field(default_factory=list) # one dict per sanity check and Learner (`collect.CheckRecord.as_dict()`): learner, check, verdict, reason...
     smoke: dict = field(default_factory=dict) # a smoke run's account (empty otherwise): `batches` per cut fit, the fits cut (`smoke.SmokeLog.summary`), and `cut_short`: each assert that failed only because a fit was cut (where and what)
+    cpu_seconds: float = 0.0 # CPU time (user + system) spent running it: the worker's own and that of the processes it started and waited for (DataLoader workers)
+
+def _cpu_time()->float:
+    "CPU seconds (user + system) of this process, all its threads, and of its children that have ended and were waited for"
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
 
 def _findings_data(found)->list:
     "The findings of `found` (a `Findings`) as JSON-ready dicts: every field of each `Finding`, its locations and message included, and its `group` (the report's block of findings of one cause, counted from 1)"
@@ -298,7 +304,7 @@ def check_file(path, # a script or notebook
     name = ' '.join([str(path), *args])
     res = FileResult(str(path))
     out = io.StringIO()
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), _cpu_time()
     with contextlib.ExitStack() as stack:
         if not verbose: # captured, as nbdev-test captures a notebook's output; kept for the report if the file fails
             stack.enter_context(contextlib.redirect_stdout(out))
@@ -318,7 +324,7 @@ def check_file(path, # a script or notebook
             tb = _user_traceback(e, [str(path.resolve()), str(path)])
             if cut_short is not None and raised_after_cut_fit(e): cut_short.append(_cut_short_entry(e, _script_resolver(path), str(path)))
             else: res.status, res.error = 'failed', ''.join(traceback.format_exception(type(e), e, tb))
-    res.seconds = time.perf_counter() - start
+    res.seconds, res.cpu_seconds = time.perf_counter() - start, _cpu_time() - cpu_start
     res.problems, res.findings, res.report = found.problems, _findings_data(found), found.report(name)
     res.refused = [str(r) for r in found.refused]
     res.checks = [r.as_dict() for r in found.checks]
