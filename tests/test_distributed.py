@@ -24,7 +24,7 @@ def launch(script, **kwargs):
             found[res['scenario']][res['rank']] = res
     return found
 
-# every launch starts at once in one module fixture: under pytest-xdist (`--dist loadgroup`) one worker runs them all
+# every launch starts at once in one module fixture: under pytest-xdist (`--dist loadfile`) one worker runs this file
 pytestmark = pytest.mark.xdist_group('distributed')
 
 @pytest.fixture(scope='module')
