@@ -1,6 +1,6 @@
 "Shared pytest fixtures"
 import os
-# One thread per test process. The suite runs in parallel processes (README: `pytest -n 2`, `nbdev-test --n-workers 2`), and
+# One thread per test process. pytest runs in parallel processes (README: `pytest -n 2`), and
 # torch's default of one thread per core then puts two threads per core: OpenMP's threads spin while they wait for each other,
 # and small models slow down by an order of magnitude (measured beside background load: one label-leak test took 119 s with two
 # threads, 4.5 s with one). Subprocesses the tests start inherit it. A value the caller set is kept.

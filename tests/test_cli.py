@@ -174,7 +174,6 @@ def long_report(tmp_path_factory):
                          env=dict(env, PYTHONPATH=str(ROOT), OMP_NUM_THREADS='1'))
     return folder.name, res, json.loads((tmp / 'out.json').read_text())
 
-@pytest.mark.xdist_group('long_report') # one check run (module fixture): one worker runs it
 def test_no_line_of_the_report_is_wider_than_the_terminal(long_report):
     folder, res, saved = long_report
     assert res.returncode == 1, res.stdout + res.stderr
@@ -182,7 +181,6 @@ def test_no_line_of_the_report_is_wider_than_the_terminal(long_report):
     assert '--------' not in res.stdout, "the table does not fit in 100 columns: one line per file instead"
     assert f"{folder}/leaky.py: findings" in res.stdout.replace('\n    ', ' ')
 
-@pytest.mark.xdist_group('long_report') # one check run (module fixture): one worker runs it
 def test_the_finding_points_at_the_users_fit_line_in_terminal_and_json(long_report):
     folder, res, saved = long_report
     script, nb = saved['files']
@@ -197,7 +195,6 @@ def test_the_finding_points_at_the_users_fit_line_in_terminal_and_json(long_repo
     assert f"{folder}/leaky.py:{FIT_LINE} error reused_model Learner #2" in words
     assert "leaky.ipynb cell 2:4 error reused_model Learner #2" in words
 
-@pytest.mark.xdist_group('long_report') # one check run (module fixture): one worker runs it
 def test_github_format_prints_valid_workflow_commands(long_report, capsys):
     "The worker's dicts rebuilt into findings and printed as GitHub annotations (the JSON's results, rendered again)"
     from fastai_paranoid.runner import FileResult, print_results

@@ -24,8 +24,7 @@ def launch(script, **kwargs):
             found[res['scenario']][res['rank']] = res
     return found
 
-# every launch starts at once in one module fixture: under pytest-xdist (`--dist loadfile`) one worker runs this file
-pytestmark = pytest.mark.xdist_group('distributed')
+# every launch starts at once in one module fixture; under pytest-xdist the README's `--dist loadfile` keeps this file's tests on one worker
 
 @pytest.fixture(scope='module')
 def launches():

@@ -130,7 +130,6 @@ def exported(tmp_path_factory):
     assert out.returncode == 0, out.stderr[-3000:]
     return res, json.loads(out.stdout.strip().splitlines()[-1])
 
-@pytest.mark.xdist_group('exported') # one export of every builder (module fixture): one worker builds it
 @pytest.mark.parametrize('build', [b.__name__ for b in BUILDERS])
 def test_loads_and_predicts_without_fastai_paranoid(exported, build):
     res, report = exported
@@ -142,7 +141,6 @@ def test_loads_and_predicts_without_fastai_paranoid(exported, build):
     ours = {type(cb).__name__ for cb in cbs_at_export if isinstance(cb, Guard)}
     assert ours and not ours & set(deployed['cbs']), deployed['cbs']
 
-@pytest.mark.xdist_group('exported') # one export of every builder (module fixture): one worker builds it
 @pytest.mark.parametrize('build', [b.__name__ for b in BUILDERS])
 def test_the_live_learner_keeps_its_guards(exported, build):
     _, learn, (cbs_at_export, changed), _ = exported[0][build]

@@ -38,7 +38,6 @@ HEALTHY = ['tt2_fixed_08_overconfident_init.py',   # torchtest2 gallery bug 8's 
 # `fastai-paranoid check FILE` gives alone ('clean': 0, 'findings': 1, 'checks crashed'/'failed': 2), and its findings are
 # the ones that run prints for it.
 
-@pytest.mark.xdist_group('external')
 @pytest.mark.parametrize('script', HEALTHY)
 def test_healthy_external_script_exits_0(corpus_checked, script):
     stdout, records = corpus_checked
@@ -50,7 +49,6 @@ CAUGHT = [('tt2_bug_08_overconfident_init.py', 'check_loss_at_init'),  # the las
           ('tt2_bug_06_frozen_still_trained.py', 'empty_freeze'),      # learn.freeze() on a Learner without a splitter: EmptyFreezeGuard
           ('tt2_bug_12_wrong_backward.py', 'check_gradient_correctness')] # Square's backward returns x * grad, not 2 * x * grad
 
-@pytest.mark.xdist_group('external')
 @pytest.mark.parametrize('script,check', CAUGHT)
 def test_planted_bug_is_caught(corpus_checked, script, check):
     "torchtest2 gallery bugs: exit 1 (status 'findings'), and the check that caught it is named among the errors and warnings"
@@ -60,7 +58,6 @@ def test_planted_bug_is_caught(corpus_checked, script, check):
     assert rec['status'] == 'findings' and check in named, f"{script}: expected a {check} finding, got {rec['status']}: {named}\n{stdout[-3000:]}"
     assert f"{script}:" in stdout and check in stdout
 
-@pytest.mark.xdist_group('external')
 def test_accuracy_multi_on_sparse_labels_is_caught(corpus_checked):
     "issue 17: accuracy_multi on 10 tags with 7% present scores 0.94 for 'no tag at all' -- check_metric_baseline notes it (info: advice, as on the fastai book's multi-label chapter; its twin, above, is silent)"
     stdout, records = corpus_checked
@@ -83,7 +80,6 @@ USER_CASES = [('user_bug_04_tracker_mae.py', 'check_tracker_monitor'),      # Sa
 def _twin(bug): return bug.replace('user_bug_', 'user_fixed_')
 
 
-@pytest.mark.xdist_group('external')
 @pytest.mark.parametrize('bug,check', USER_CASES, ids=[b.removeprefix('user_bug_').removesuffix('.py') for b, _ in USER_CASES])
 def test_user_reported_bug_is_caught_and_its_twin_is_silent(corpus_checked, bug, check):
     stdout, records = corpus_checked
@@ -111,7 +107,6 @@ FIT_CASES = [('user_bug_31_mseloss_broadcast.py', 'loss_shape_broadcast'),      
              ('user_bug_34_unshuffled_class_sorted.py', 'unshuffled_training_data')] # a plain DataLoader without shuffle=True, data by class
 
 
-@pytest.mark.xdist_group('external')
 @pytest.mark.parametrize('bug,kind', LOOP_CASES, ids=[b.removeprefix('user_bug_26_').removesuffix('.py') for b, _ in LOOP_CASES])
 def test_loop_bug_is_caught_and_its_twin_is_silent(corpus_checked, bug, kind):
     stdout, records = corpus_checked
@@ -120,13 +115,11 @@ def test_loop_bug_is_caught_and_its_twin_is_silent(corpus_checked, bug, kind):
     assert rec['status'] == 'findings' and kind in errors, f"{bug}: expected a {kind} error, got {rec['status']}: {rec['findings']}\n{stdout[-3000:]}"
     assert twin['status'] == 'clean', f"{_twin(bug)} is healthy, yet it has findings: {twin['findings']}\n{stdout[-3000:]}"
 
-@pytest.mark.xdist_group('external')
 @pytest.mark.parametrize('script', LOOP_NEIGHBOURS)
 def test_loop_healthy_neighbour_is_silent(corpus_checked, script):
     stdout, records = corpus_checked
     assert records[script]['status'] == 'clean' and records[script]['findings'] == [], f"{script}: {records[script]['findings']}\n{stdout[-3000:]}"
 
-@pytest.mark.xdist_group('external')
 @pytest.mark.parametrize('bug,kind', FIT_CASES, ids=[b.removeprefix('user_bug_').removesuffix('.py') for b, _ in FIT_CASES])
 def test_fit_bug_is_caught_and_its_twin_is_silent(corpus_checked, bug, kind):
     stdout, records = corpus_checked
@@ -135,7 +128,6 @@ def test_fit_bug_is_caught_and_its_twin_is_silent(corpus_checked, bug, kind):
     assert rec['status'] == 'findings' and named.get(kind) in ('error', 'warning'), f"{bug}: expected a {kind} finding, got {named}\n{stdout[-3000:]}"
     assert twin['status'] == 'clean', f"{_twin(bug)} is healthy, yet it has findings: {twin['findings']}\n{stdout[-3000:]}"
 
-@pytest.mark.xdist_group('external')
 def test_overfit_failure_names_the_broadcasting_loss(corpus_checked):
     "Issue 26, part 3: the overfit test fails on the broadcasting loss, and its finding names the shapes and the fix (not activations and learning rates)"
     stdout, records = corpus_checked
@@ -152,7 +144,6 @@ GAP_CASES = [('user_bug_35_resume_index_items.py', 'split_overlap', 'error'),   
 GAP_NEIGHBOURS = ['fastai_tutorial_tabular.py']
 
 
-@pytest.mark.xdist_group('external')
 @pytest.mark.parametrize('bug,name,level', GAP_CASES, ids=[b.removeprefix('user_bug_').removesuffix('.py') for b, _, _ in GAP_CASES])
 def test_gap_bug_is_caught_and_its_twin_is_silent(corpus_checked, bug, name, level):
     stdout, records = corpus_checked
@@ -161,7 +152,6 @@ def test_gap_bug_is_caught_and_its_twin_is_silent(corpus_checked, bug, name, lev
     assert rec['status'] == 'findings' and named.get(name) == level, f"{bug}: expected a {name} {level}, got {named}\n{stdout[-3000:]}"
     assert twin['status'] == 'clean', f"{_twin(bug)} is healthy, yet it has findings: {twin['findings']}\n{stdout[-3000:]}"
 
-@pytest.mark.xdist_group('external')
 @pytest.mark.parametrize('script', GAP_NEIGHBOURS)
 def test_gap_healthy_neighbour_is_silent(corpus_checked, script):
     stdout, records = corpus_checked

@@ -60,12 +60,10 @@ def results(tmp_path_factory):
     try: return probe(MODULES + ['fastai.callback.progress', 'fastai.callback.schedule', 'fastai.distributed', 'fastai.callback.core', 'draws_on_import'])
     finally: os.environ['PYTHONPATH'] = env_path
 
-@pytest.mark.xdist_group('import_probe') # one probe process (module fixture): one worker runs it
 def test_every_module_imports_without_side_effects(results):
     assert len(MODULES) > 10 and 'fastai_paranoid.leaks' in MODULES
     assert {m: results[m] for m in MODULES if results[m]} == {}
 
-@pytest.mark.xdist_group('import_probe') # one probe process (module fixture): one worker runs it
 def test_the_probe_sees_a_side_effect(results):
     "The same probe on fastai's own modules that register a callback, and on one that draws: it must report them"
     for m in ['fastai.callback.progress', 'fastai.callback.schedule', 'fastai.distributed']:

@@ -51,7 +51,6 @@ def smoke_run(tmp_path_factory):
     saved = json.loads((tmp/'out.json').read_text())
     return proc, saved, {Path(f['path']).name: f for f in saved['files']}
 
-@pytest.mark.xdist_group('smoke_run') # one check run (module fixture): one worker runs it
 def test_planted_bug_is_still_found_and_healthy_script_is_clean(smoke_run):
     proc, saved, files = smoke_run
     test = files['leaky.py']
@@ -60,7 +59,6 @@ def test_planted_bug_is_still_found_and_healthy_script_is_clean(smoke_run):
     assert files['healthy.py']['status'] == 'clean', files['healthy.py']['report']
     assert files['healthy.py']['smoke']['fits_cut'] == 2 and files['healthy.py']['smoke']['train_batches_run'] == 6
 
-@pytest.mark.xdist_group('smoke_run')
 def test_the_sanity_checks_ran_in_full_under_smoke(smoke_run):
     "Every registered check has its verdict for the healthy script's Learner, as in a full run (the copies' fits are not cut)"
     _, _, files = smoke_run
@@ -69,7 +67,6 @@ def test_the_sanity_checks_ran_in_full_under_smoke(smoke_run):
     assert len(verdicts) >= 15 and 'error' not in verdicts.values(), verdicts
     assert verdicts['check_overfit_one_batch'] == 'passed', verdicts
 
-@pytest.mark.xdist_group('smoke_run')
 def test_an_accuracy_assert_after_a_cut_fit_is_cut_short_not_failed(smoke_run):
     proc, _, files = smoke_run
     res = files['accuracy.py']
@@ -78,14 +75,12 @@ def test_an_accuracy_assert_after_a_cut_fit_is_cut_short_not_failed(smoke_run):
     assert entry['line'] == 13 and entry['cell'] is None and entry['error'].startswith('AssertionError: accuracy'), entry
     assert 'cut short: accuracy.py:13: AssertionError: accuracy' in proc.stdout, proc.stdout
 
-@pytest.mark.xdist_group('smoke_run')
 def test_a_real_error_stays_failed(smoke_run):
     proc, saved, files = smoke_run
     res = files['type_error.py']
     assert res['status'] == 'failed' and 'TypeError' in res['error'] and res['smoke']['cut_short'] == [], res
     assert proc.returncode == 2 and saved['exit_status'] == 2
 
-@pytest.mark.xdist_group('smoke_run')
 def test_a_notebook_goes_on_after_a_cell_cut_short_and_its_later_leak_is_found(smoke_run):
     _, _, files = smoke_run
     res = files['train.ipynb']
@@ -94,7 +89,6 @@ def test_a_notebook_goes_on_after_a_cell_cut_short_and_its_later_leak_is_found(s
     [entry] = res['smoke']['cut_short']
     assert (entry['cell'], entry['line']) == (3, 2) and 'train.ipynb cell 3:2' in entry['where'], entry
 
-@pytest.mark.xdist_group('smoke_run')
 def test_the_report_and_the_json_say_it_was_a_smoke_run(smoke_run):
     proc, saved, files = smoke_run
     smoke = saved['smoke']
