@@ -14,7 +14,7 @@ from fastai.losses import BaseLoss, LabelSmoothingCrossEntropy, FocalLoss
 from fastai.optimizer import OptimWrapper
 from fastcore.foundation import L
 from fastcore.xtras import ReindexCollection
-from .compat import to_learner_device, base_loss_func, OPT_STATE_KEPT_ON_CLEAR, loader_chain, no_workers, close_iterator, loader_bs, loader_generators, new_loader # new_loader: datachecks reads it here
+from .compat import flop_counter, to_learner_device, base_loss_func, OPT_STATE_KEPT_ON_CLEAR, loader_chain, no_workers, close_iterator, loader_bs, loader_generators, new_loader # new_loader: datachecks reads it here
 from .core import preserve_rng, get_rng_states, set_rng_states, rng_fingerprint
 
 # %% auto #0
@@ -452,10 +452,9 @@ def work_per_step(learn:Learner, # the Learner whose loss function is used (and 
     key = ('work_per_step', type(model).__qualname__, n_params, _shapes(xb), _shapes(yb))
     known = SHARED.note(learn, key)
     if known is not None: return known
-    from torch.utils.flop_counter import FlopCounterMode # imported here: loading it costs a fraction of a second
     twin = copy_model(model) # a forward can change a model's state (BatchNorm statistics, an RNN's hidden state)
     try:
-        with preserve_rng(learn.dls), torch.no_grad(), FlopCounterMode(display=False) as counter:
+        with preserve_rng(learn.dls), torch.no_grad(), flop_counter() as counter:
             out = twin(*xb)
             out = first_tensor(out) if isinstance(out, (tuple, list)) else out
             learn.loss_func(out, *yb)

@@ -16,7 +16,7 @@ from fastai.optimizer import Optimizer
 __all__ = ['OPT_STATE_KEPT_ON_CLEAR', 'fastai_module', 'fastai_class', 'is_lr_find', 'lr_finder', 'running_learner',
            'in_learner_fit', 'distributed_dl_type', 'distributed_trainer_type', 'unwrap_model', 'unwrap_dl',
            'loader_chain', 'is_torch_loader', 'loader_bs', 'no_workers', 'loader_generators', 'close_iterator',
-           'first_batch', 'new_loader', 'to_learner_device', 'base_loss_func']
+           'first_batch', 'new_loader', 'to_learner_device', 'base_loss_func', 'no_dynamo_import', 'flop_counter']
 
 # %% ../nbs/01_compat.ipynb #8e58e956
 def fastai_module(name:str):
@@ -175,3 +175,32 @@ OPT_STATE_KEPT_ON_CLEAR = frozenset(Optimizer._keep_on_clear) # the per-paramete
 def base_loss_func(loss_func):
     "The loss inside fastai's `BaseLoss` wrappers (`CrossEntropyLossFlat().func` is an `nn.CrossEntropyLoss`), else `loss_func`"
     return loss_func.func if isinstance(loss_func, BaseLoss) else loss_func
+
+# %% ../nbs/01_compat.ipynb #f10c0de2
+def _dynamo_wrapped()->list:
+    "The functions behind torch's `torch._disable_dynamo` wrappers that the checks call"
+    from torch.utils.flop_counter import FlopCounterMode
+    try: from torch.utils.flop_counter import _FlopCounterMode as mode_cls # torch >= 2.5: the dispatch mode inside the counter
+    except ImportError: mode_cls = FlopCounterMode
+    wrappers = [mode_cls.__dict__.get('__torch_dispatch__')] + [vars(torch.optim.Optimizer).get(n) for n in ('add_param_group', 'zero_grad', 'state_dict', 'load_state_dict')]
+    return [raw for raw in (getattr(w, '__wrapped__', None) for w in wrappers) if raw is not None]
+
+@contextlib.contextmanager
+def no_dynamo_import():
+    "Call torch's dynamo-disabled functions the checks use without importing `torch._dynamo` (see above); undone on exit"
+    patched = []
+    if 'torch._dynamo' not in sys.modules:
+        for raw in _dynamo_wrapped():
+            if getattr(raw, '__dynamo_disable', None) is None:
+                setattr(raw, '__dynamo_disable', raw)
+                patched.append(raw)
+    try: yield
+    finally:
+        for raw in patched:
+            if getattr(raw, '__dynamo_disable', None) is raw: delattr(raw, '__dynamo_disable')
+
+@contextlib.contextmanager
+def flop_counter():
+    "torch's `FlopCounterMode(display=False)`, entered without importing `torch._dynamo`; yields the counter"
+    from torch.utils.flop_counter import FlopCounterMode
+    with no_dynamo_import(), FlopCounterMode(display=False) as counter: yield counter

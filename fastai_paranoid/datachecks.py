@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 import torch
 from torch import nn
 from .core import CheckResult, register_check, preserve_rng, rng_fingerprint, module_paths, CHECK_ALPHA
-from .compat import fastai_class
+from .compat import fastai_class, flop_counter
 from .checkutils import Deadline, copy_model, first_tensor as _first_tensor, SHARED, sharing, _stamps, new_loader
 
 def _plain(t):
@@ -214,11 +214,9 @@ def step_flops(model:nn.Module, # the model (a copy is measured, in training mod
                yb:torch.Tensor, # its targets
               )->float:
     "Floating-point operations of one training step (forward and backward) on `(xb, yb)`, counted by torch's `FlopCounterMode`; at least 6 x parameters x items (the count of a dense network), for layers it does not count. A measure of work that is the same on every machine"
-    from torch.utils.flop_counter import FlopCounterMode
     model = copy_model(model).train()
     n_params = sum(p.numel() for p in model.parameters())
-    counter = FlopCounterMode(display=False)
-    with counter, torch.enable_grad():
+    with flop_counter() as counter, torch.enable_grad():
         out = model(xb)
         loss = loss_func(out, yb)
         if loss.requires_grad: loss.backward()
