@@ -5,7 +5,7 @@ regression, collab), each trained for real with the guards attached, in one of f
 `OptimWrapper`, `fit` with `ReduceLROnPlateau`, or (vision) `fine_tune`. Every finding at level warning or error is a false
 alarm (what makes `fastai-paranoid check` exit 1); info notes are counted apart.
 
-Run by hand from the repository root: `python benchmarks/bench_loopguards_healthy.py [--n 60] [--seed 0] [--epochs 2] [--fit-guards]`
+Run by hand from the repository root: `python benchmarks/bench_loopguards_healthy.py [--n 60] [--seed 0] [--start 0] [--epochs 2] [--fit-guards]`
 (`--fit-guards`: the eight guards of 13_loopguards and 14_fitchecks as `paranoid()` installs them, `FitGuards` + `LoadGuard`)."""
 import argparse, sys, time, warnings
 from collections import Counter
@@ -57,11 +57,12 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('--n', type=int, default=60)
     parser.add_argument('--seed', type=int, default=0)
+    parser.add_argument('--start', type=int, default=0, help='first draw (draws are fixed by index and seed, so a stopped run resumes where it stopped)')
     parser.add_argument('--epochs', type=int, default=2)
     parser.add_argument('--fit-guards', action='store_true', help="the eight guards of the real fit as paranoid() installs them (FitGuards + LoadGuard), not the four loop guards")
     args = parser.parse_args(argv)
     runs = []
-    for i in range(args.n):
+    for i in range(args.start, args.n):
         r = run_one(draw(i, args.seed), args.epochs, args.fit_guards)
         runs.append(r)
         status = r['error'] or ('; '.join(f"{k} ({l})" for k, l, _ in r['findings']) or 'silent')

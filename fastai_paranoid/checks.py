@@ -413,7 +413,10 @@ def overfit_one_batch(learn:Learner, # the Learner, left as it is
         xb, yb = training_batches(learn, 1)[0]
         xb, yb = _first_items(xb, max_items), _first_items(yb, max_items)
         per_step = work_per_step(learn, model, xb, yb)
-        planned = steps if work is None else max(1, steps_for(work, per_step, steps)) # one step at least: a loss to report
+        planned = steps if work is None else steps_for(work, per_step, steps)
+        if work is not None and planned < 2: # one step records one loss, the one before it: nothing to judge, so none is run
+            return {'losses': [], 'accuracies': [], 'accuracy': None, 'batch_size': len(yb[0]), 'stop': 'unaffordable',
+                    'planned_steps': planned, 'step_gflop': per_step / 1e9, 'seconds': deadline.spent, 'model': model, 'batch': (xb, yb)}
         stop = 'steps' if planned == steps else 'work'
         for _ in range(planned):
             opt.zero_grad()
@@ -503,10 +506,18 @@ def check_overfit_one_batch(learn:Learner, # the Learner, left as it is
     def stalled(losses): # a plateau counts only above `on_its_way` x step 0: XOR-like losses rest on plateaus far below their start
         return len(losses) >= min_steps and _drop(losses, len(losses) // 4) < stall and losses[-1] > on_its_way * losses[0]
     run = overfit_one_batch(learn, max_steps, lr, until=lambda l: l[-1] <= target(l) or stalled(l), max_items=max_items, budget=budget, work=work)
+    n_trainable = sum(p.numel() for p in learn.model.parameters() if p.requires_grad)
+    if run['stop'] == 'unaffordable':
+        need = math.ceil(run['step_gflop'] * min_steps)
+        return CheckResult(name, 'skipped', {'steps': 0, 'lr': lr, 'step_gflop': run['step_gflop'], 'work': work, 'trainable_params': n_trainable},
+            f"at least two steps within the work allowance ({work:g} GFLOP)",
+            f"inconclusive: its work allowance of {work:g} GFLOP pays for {'one step' if run['planned_steps'] else 'no whole step'} of {run['step_gflop']:.3g} GFLOP "
+            f"on {run['batch_size']} items of the first batch, and a verdict needs the loss after two at least: no step was run.",
+            f"Give it the work of {min_steps} steps: settings={{'check_overfit_one_batch': {{'work': {need}}}}} (GFLOP), "
+            f"or fewer items: {{'max_items': 4}}.")
     losses = run['losses']
     first, last = losses[0], losses[-1]
     recent_drop = _drop(losses, max(1, len(losses) // 4)) if len(losses) > 1 else 0.0
-    n_trainable = sum(p.numel() for p in learn.model.parameters() if p.requires_grad)
     measured = {'steps': len(losses), 'lr': lr, 'initial_loss': first, 'final_loss': last, 'drop_last_quarter': recent_drop,
                 'trainable_params': n_trainable}
     if run['accuracy'] is not None: measured['batch_accuracy'] = run['accuracy']
