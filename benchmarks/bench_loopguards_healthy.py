@@ -23,7 +23,9 @@ def train(learn, way:str, epochs:int):
     from fastai.optimizer import OptimWrapper
     if way == 'fit': learn.fit(epochs, 1e-3)
     elif way == 'fit_one_cycle': learn.fit_one_cycle(epochs, 1e-3)
-    elif way == 'gradient_accumulation': learn.fit(epochs, 1e-3, cbs=GradientAccumulation(n_acc=3 * learn.dls.bs))
+    elif way == 'gradient_accumulation': # n_acc counts items from the fit's start: no more than the fit has (a fit of 2 batches with 3 x bs never steps)
+        fit_items = len(learn.dls.train) * learn.dls.bs * epochs
+        learn.fit(epochs, 1e-3, cbs=GradientAccumulation(n_acc=min(3 * learn.dls.bs, fit_items)))
     elif way == 'optimwrapper_one_cycle':
         learn.opt_func = partial(OptimWrapper, opt=torch.optim.AdamW)
         learn.fit_one_cycle(epochs, 1e-3)
@@ -33,6 +35,7 @@ def train(learn, way:str, epochs:int):
 
 def run_one(d:dict, epochs:int, fit_guards:bool=False) -> dict:
     import contextlib, io, torch
+    import fastai.callback.progress # noqa: F401 (learn.no_bar; the first draws' families do not import it)
     torch.set_num_threads(1)
     from fastai_paranoid.core import finding_sink
     from fastai_paranoid.loopguards import LOOP_GUARDS
@@ -57,12 +60,13 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('--n', type=int, default=60)
     parser.add_argument('--seed', type=int, default=0)
+    parser.add_argument('--draws', type=int, nargs='*', help='only these draws (by index)')
     parser.add_argument('--start', type=int, default=0, help='first draw (draws are fixed by index and seed, so a stopped run resumes where it stopped)')
     parser.add_argument('--epochs', type=int, default=2)
     parser.add_argument('--fit-guards', action='store_true', help="the eight guards of the real fit as paranoid() installs them (FitGuards + LoadGuard), not the four loop guards")
     args = parser.parse_args(argv)
     runs = []
-    for i in range(args.start, args.n):
+    for i in (args.draws or range(args.start, args.n)):
         r = run_one(draw(i, args.seed), args.epochs, args.fit_guards)
         runs.append(r)
         status = r['error'] or ('; '.join(f"{k} ({l})" for k, l, _ in r['findings']) or 'silent')

@@ -11,6 +11,7 @@ from fastcore.xtras import modify_exception
 from fastai.callback.core import Callback, _events, _inner_loop
 from fastai.callback.core import CancelBatchException, CancelBackwardException, CancelEpochException, CancelFitException, CancelStepException, CancelTrainException, CancelValidException
 from fastai.optimizer import OptimWrapper, _BaseOptimizer
+from fastai.torch_core import find_bs
 from .core import ParanoidWarning, emit, Finding, fingerprints, user_location, _frames_to_user
 from .compat import fastai_class, in_learner_fit, is_lr_find
 from .deploy import Guard
@@ -314,7 +315,7 @@ class UpdateGuard(LoopGuard):
     def start(self):
         self.params = [p for p in _opt_params(self.learn.opt) if p.requires_grad and p.numel() > 0] # fastai's TabularModel keeps a BatchNorm1d(0) without continuous columns
         self.before = fingerprints([p.detach() for p in self.params])
-        self.n_batches, self.n_steps, self.n_overflow = 0, 0, 0
+        self.n_batches, self.n_steps, self.n_overflow, self.n_items = 0, 0, 0, 0
         self.kept = [] # per training batch: ended without `zero_grad` (a `CancelBatchException` after the backward)
     def before_batch(self): self._did_backward = self._step_cancelled = self._stepped = self._zeroed = False
     def after_backward(self): self._did_backward = True
@@ -327,6 +328,7 @@ class UpdateGuard(LoopGuard):
         if not (self.watching and self.learn.training and len(self.learn.yb)): return
         self.n_batches += 1
         self.n_steps += self._stepped
+        self.n_items += find_bs(self.learn.yb)
         if self._step_cancelled and getattr(self.learn.__dict__.get('mixed_precision'), 'skipped', False): self.n_overflow += 1
         self.kept.append(self._did_backward and not self._zeroed)
 
@@ -335,6 +337,15 @@ class UpdateGuard(LoopGuard):
         params, before = self.params, self.before
         self.params = self.before = None
         if self.n_steps == 0:
+            acc = next((cb for cb in self.learn.cbs if isinstance(cb, fastai_class('fastai.callback.training', 'GradientAccumulation'))), None)
+            n_acc = getattr(acc, 'n_acc', None)
+            if n_acc is not None and self.n_items < n_acc: # fastai's accumulation counts items from each fit's start: too few to reach one step
+                self._emit('no_optimizer_step', 'error', f"none of the {self.n_batches} training batches of the fit ended with an "
+                           f"optimizer step: GradientAccumulation(n_acc={n_acc}) steps once {n_acc} training items have accumulated "
+                           f"since the fit began, and the whole fit had {self.n_items}: the model did not train",
+                           f"lower n_acc to at most {self.n_items}, the training items of this whole fit (GradientAccumulation counts "
+                           f"items, not batches), or train for more epochs", SkippedStepWarning)
+                return
             self._emit('no_optimizer_step', 'error', f"none of the {self.n_batches} training batches of the fit ended with an "
                        f"optimizer step (each was cancelled before or during the step): the model did not train",
                        "find the callback that raises CancelStepException or CancelBatchException in before_step or "
