@@ -24,7 +24,7 @@ Run by hand from the repository root: `nice -n 10 python benchmarks/bench_cost.p
 default the healthy scripts come first, then each planted bug followed by its fixed twin, so that a run stopped early
 (`--stop-at HH:MM`, UTC: no script starts after it) has covered the healthy ones. It takes long: every script runs four
 times, and each `check` imports fastai in its fork server."""
-import argparse, ctypes, json, os, re, resource, statistics, subprocess, sys, tempfile, time
+import argparse, ctypes, json, os, re, resource, shutil, statistics, subprocess, sys, tempfile, time
 from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_external import ROOT, EXTERNAL, scripts, is_healthy, twin_of # noqa: E402
@@ -78,7 +78,11 @@ def command(mode:str, script:str, json_path:Path, old_tree:Path) -> tuple:
 
 def run_one(mode:str, script:str, old_tree:Path, timeout=3600) -> dict:
     "Run `script` one way; its wall and tree CPU seconds, exit status and, for a check, its JSON record"
-    json_path = Path(tempfile.mkdtemp(prefix='bench_cost-')) / 'check.json'
+    tmp = tempfile.mkdtemp(prefix='bench_cost-')
+    try: return _run_one(mode, script, old_tree, Path(tmp) / 'check.json', timeout)
+    finally: shutil.rmtree(tmp, ignore_errors=True)
+
+def _run_one(mode:str, script:str, old_tree:Path, json_path:Path, timeout:float) -> dict:
     argv, pythonpath = command(mode, script, json_path, old_tree)
     env = dict(os.environ, PYTHONPATH=pythonpath, OMP_NUM_THREADS='1', MKL_NUM_THREADS='1')
     _reap(0) # nothing of an earlier run counted here

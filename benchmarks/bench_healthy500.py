@@ -17,7 +17,8 @@ reports). A draw whose random split leaves a class out of the training set makes
 validation set, in `fit` too: the checks say 'skipped' there.
 
 Run by hand from the repository root: `python benchmarks/bench_healthy500.py [--n 500] [--seed 0] [--workers 2]
-[--budget 300] [--json out.json]`. The checks' work follows from the model and data; `--budget` is only their wall-clock
+[--budget 300] [--json out.json] [--jsonl draws.jsonl] [--start 0]`, or `--summarize draws.jsonl ...` to print the tables of
+what earlier runs appended (each draw prints a line as it finishes; a stopped run resumes with `--start`). The checks' work follows from the model and data; `--budget` is only their wall-clock
 safety net (the product's default, 300 s), and a check it stops is counted 'incomplete', apart from the verdicts."""
 import argparse, json, math, os, random, sys, time, warnings
 from collections import Counter, defaultdict
@@ -193,16 +194,33 @@ def main(argv=None):
     parser.add_argument('--budget', type=float, default=300.0, help="each sanity check's wall-clock safety net, in seconds ('incomplete' when it runs out)")
     parser.add_argument('--families', nargs='*', default=None, help=f'only these of {FAMILIES}')
     parser.add_argument('--json', help='write every draw and its results here')
+    parser.add_argument('--jsonl', help='append each draw and its results here as it finishes (one JSON line each): a run stopped early keeps what it did')
+    parser.add_argument('--start', type=int, default=0, help='first draw (draws are fixed by index and seed: a stopped run resumes where it stopped)')
+    parser.add_argument('--summarize', nargs='*', help='print the tables of earlier --jsonl files (each draw once) instead of running')
     args = parser.parse_args(argv)
-    draws = [draw(i, args.seed) for i in range(args.n)]
+    if args.summarize is not None:
+        runs = {}
+        for f in args.summarize:
+            for line in Path(f).read_text().splitlines():
+                if line.strip(): r = json.loads(line); runs[r['i']] = r
+        print(f"{len(runs)} draws read from {', '.join(args.summarize)}")
+        return summarize([runs[i] for i in sorted(runs)])
+    draws = [draw(i, args.seed) for i in range(args.start, args.n)]
     if args.families: draws = [d for d in draws if d['family'] in args.families]
     start = time.perf_counter()
+    def ran(runs):
+        for r in runs:
+            alarms = [f"{x['name']} ({x['level']})" for x in r['results'] if is_alarm(x)]
+            print(f"{r['i']:4d} {r['family']:11s} n={r['n']:4d} {r['seconds']:6.1f}s  " + (r['error'][:120] or '; '.join(alarms) or 'silent'), flush=True)
+            if args.jsonl:
+                with open(args.jsonl, 'a') as f: f.write(json.dumps(r) + '\n')
+            yield r
     if args.workers > 1:
         import multiprocessing as mp
         from functools import partial
         with mp.get_context('spawn').Pool(args.workers) as pool:
-            runs = pool.map(partial(run_one, budget=args.budget), draws, chunksize=1)
-    else: runs = [run_one(d, args.budget) for d in draws]
+            runs = list(ran(pool.imap(partial(run_one, budget=args.budget), draws, chunksize=1)))
+    else: runs = list(ran(run_one(d, args.budget) for d in draws))
     print(f"{len(draws)} Learners checked in {time.perf_counter() - start:.0f} s with {args.workers} worker(s), budget {args.budget:g} s each")
     summarize(runs)
     if args.json: Path(args.json).write_text(json.dumps(runs, indent=1))

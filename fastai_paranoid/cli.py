@@ -91,7 +91,7 @@ def _check_parser():
         "(what was checked is reported).")
     p.add_argument('paths', nargs='*', help="scripts (.py), notebooks (.ipynb) and folders of them (several paths: several files)")
     p.add_argument('--flags', default='', help="space-separated test flags whose cells run anyway (as nbdev-test --flags)")
-    p.add_argument('--n-workers', '--n_workers', dest='n_workers', type=int, default=None, metavar='N', help="files checked at once, each in its own process (default: min(CPUs, 8))")
+    p.add_argument('--n-workers', '--n_workers', dest='n_workers', type=int, default=None, metavar='N', help="files checked at once, each in its own process with its share of the CPUs as torch threads unless OMP_NUM_THREADS is set (default: min(CPUs, 8))")
     p.add_argument('--json', dest='json_path', default=None, metavar='FILE', help="also write the per-file results and findings to this file")
     p.add_argument('--format', choices=['text', 'github'], default='text', help="text: one block per finding, wrapped to the terminal; github: one GitHub Actions workflow command per finding (::warning file=...,line=...::...), shown on the pull request's lines")
     p.add_argument('--on-finding', '--on-leak', dest='on_finding', choices=['warn', 'log', 'raise'], default='warn',

@@ -20,8 +20,9 @@ _quiet_third_party() # also in the forkserver, which imports this module first: 
 
 # %% auto #0
 __all__ = ['RUNNABLE', 'STATUSES', 'FORMATS', 'SMOKE_CANNOT_SEE', 'CheckInputError', 'runnable_files', 'read_notebook',
-           'notebook_plan', 'NotebookFailed', 'run_notebook', 'run_script', 'FileResult', 'check_file', 'check_files',
-           'exit_status', 'plural', 'print_results', 'Terminated', 'check_paths', 'smoke_account', 'print_smoke']
+           'notebook_plan', 'NotebookFailed', 'run_notebook', 'run_script', 'FileResult', 'check_file',
+           'worker_threads', 'check_files', 'exit_status', 'plural', 'print_results', 'Terminated', 'check_paths',
+           'smoke_account', 'print_smoke']
 
 # %% ../nbs/41_runner.ipynb #0de81a52
 class CheckInputError(ValueError):
@@ -419,12 +420,24 @@ def _progress_to(conn):
         if os.getpid() == pid: conn.send(('progress', event))
     return send
 
-def _worker(conn, path, kwargs, progress:bool=False):
-    "Check one file in this (fresh) process and send its result back as a dict; with `progress`, what it is at (`collect.report_progress`) before it"
+def worker_threads(n_workers:int, # files checked at once
+                  )->int|None:
+    "The torch threads each of `n_workers` workers gets: the CPUs shared out, one each at least. None (torch's default, one per core) for a single worker, or when `OMP_NUM_THREADS` is set (the user chose). Each worker keeping torch's default oversubscribes the cores: OpenMP's waiting threads spin, and two processes of two threads on two cores ran small models an order of magnitude slower"
+    if n_workers <= 1 or os.environ.get('OMP_NUM_THREADS'): return None
+    try: cpus = len(os.sched_getaffinity(0))
+    except AttributeError: cpus = os.cpu_count() or 1
+    return max(1, cpus // n_workers)
+
+def _worker(conn, path, kwargs, progress:bool=False, threads:int|None=None):
+    "Check one file in this (fresh) process and send its result back as a dict; with `progress`, what it is at (`collect.report_progress`) before it; `threads`: torch's threads here, and OpenMP's in what the file starts (`worker_threads`)"
     multiprocessing.set_start_method(None, force=True) # the checked code's own processes start as they would under python or nbdev-test
     _own_group()
     _stoppable()
     _quiet_third_party()
+    if threads:
+        os.environ['OMP_NUM_THREADS'] = os.environ['MKL_NUM_THREADS'] = str(threads)
+        import torch
+        torch.set_num_threads(threads)
     from fastai_paranoid.collect import progress_sink
     try:
         with (progress_sink(_progress_to(conn)) if progress else contextlib.nullcontext()): res = check_file(path, **kwargs)
@@ -451,13 +464,14 @@ def check_files(files:list, # scripts and notebooks
     "Check each file in its own process, `n_workers` at a time; the `FileResult`s in the order of `files`"
     ctx = _context(notebooks=any(Path(f).suffix == '.ipynb' for f in files))
     pending, running, results = list(files), {}, {}
+    threads = worker_threads(min(n_workers, len(files)))
     try:
         while pending or running:
             while pending and len(running) < max(1, n_workers):
                 path = pending.pop(0)
                 with _signals_held(): # an interrupt waits until the worker is started and known, so that it can be stopped
                     receive, send = ctx.Pipe(duplex=False)
-                    proc = ctx.Process(target=_worker, args=(send, path, kwargs, on_progress is not None), name=f'fastai-paranoid {Path(path).name}')
+                    proc = ctx.Process(target=_worker, args=(send, path, kwargs, on_progress is not None, threads), name=f'fastai-paranoid {Path(path).name}')
                     proc.start()
                     send.close()
                     running[receive] = (proc, path, time.perf_counter())

@@ -122,6 +122,22 @@ def test_a_worker_that_dies_fails_its_file(tmp_path):
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err): assert check_paths([tmp_path/'dies.py']) == 2
     assert 'died (exit code 3) before reporting' in err.getvalue()
 
+def test_parallel_workers_share_the_cores_out(tmp_path, monkeypatch):
+    "Files checked at once each get their share of torch's threads (`worker_threads`), and the processes they start get it as OMP_NUM_THREADS: no oversubscribed cores"
+    import fastai_paranoid.runner as runner
+    monkeypatch.setattr(os, 'sched_getaffinity', lambda pid: set(range(8)))
+    monkeypatch.delenv('OMP_NUM_THREADS', raising=False)
+    assert [runner.worker_threads(n) for n in (1, 2, 3, 16)] == [None, 4, 2, 1]
+    monkeypatch.setenv('OMP_NUM_THREADS', '1')
+    assert runner.worker_threads(4) is None, "the user's OMP_NUM_THREADS is kept"
+    monkeypatch.setattr(runner, 'worker_threads', lambda n: 3) # what the workers get, whatever this machine's cores
+    for name in ('a', 'b'):
+        (tmp_path/f'{name}.py').write_text("import os, torch\n"
+            f"open({str(tmp_path/name)!r} + '.out', 'w').write(f\"{{torch.get_num_threads()}} {{os.environ['OMP_NUM_THREADS']}}\")\n")
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        assert check_paths([tmp_path/'a.py', tmp_path/'b.py'], n_workers=2) == 0
+    assert [(tmp_path/f'{n}.out').read_text() for n in ('a', 'b')] == ['3 3', '3 3']
+
 class MarkerGuard(Callback):
     "A stand-in for an extra guard passed through to paranoid(guards=...)"
 
