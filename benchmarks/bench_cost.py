@@ -214,6 +214,7 @@ def print_tables(data:dict):
     # the smoke table: bench_smoke's, on the last round's JSON of check and check --smoke
     full = {'files': [r['check']['last']['file'] for r in rows if r['check']['last'].get('file') and r['smoke']['last'].get('file')]}
     smoke = {'files': [r['smoke']['last']['file'] for r in rows if r['check']['last'].get('file') and r['smoke']['last'].get('file')]}
+    if not full['files']: return # no smoke runs to compare
     print('\n')
     print_smoke_tables(dict(meta=dict(note=f"the smoke table of this bench_cost run (last round): full check vs check --smoke, "
                                            f"{len(full['files'])} scripts"), rows=compare(full, smoke)))

@@ -902,8 +902,9 @@ def bn_holders(learn:Learner)->list:
 
 @register_check(90)
 def check_frozen(learn:Learner, # the Learner, left as it is
-                 n_batches:int=4, # training batches of the short fit
+                 n_batches:int=4, # training batches of the short fit (fewer when `work` pays for fewer; one at least)
                  lr:float|None=None, # learning rate of the fit (default: the one the user trains with, `user_lr`)
+                 work:float=60., # GFLOP the short fit's steps may cost (`work_per_step` of a training batch): all 4 of a small net, one of a resnet34 U-Net's on 8 images of 64x96 px
                  budget:float|None=None, # seconds (unused: `n_batches` steps)
                 )->CheckResult:
     "After a short fit of a copy that starts where the user's next fit starts (their callbacks, gradients, optimizer state and weight decay), are frozen parameters and the running statistics of frozen normalization layers unchanged?"
@@ -921,11 +922,17 @@ def check_frozen(learn:Learner, # the Learner, left as it is
     lr = user_lr(learn, lr)
     originals = dict(learn.model.named_parameters())
     stale = [n for n in param_names if originals[n].grad is not None]
+    # a frozen tensor that moves does so from the first step (a stale gradient replayed, the running statistics of a layer in
+    # training mode): more steps than the work pays for would only repeat it
+    with preserve_rng(learn.dls):
+        xb, yb = training_batches(learn, 1)[0]
+        step_gflop = work_per_step(learn, learn.model, xb, yb) / 1e9
+    n_batches = max(1, steps_for(work, step_gflop * 1e9, n_batches))
     param_moves, stat_moves = _frozen_moves(learn, param_names, norm_names + unheld_names, n_batches, lr)
     unheld_moves = {n: stat_moves.pop(n) for n in unheld_names}
     moved_params = [n for n, d in param_moves.items() if d > 0]
     moved_norms = [n for n, (dm, dv) in stat_moves.items() if dm > 0 or dv > 0]
-    measured = {'batches': n_batches, 'lr': lr, 'frozen_params': len(param_names), 'frozen_norm_layers': len(norm_names),
+    measured = {'batches': n_batches, 'step_gflop': step_gflop, 'lr': lr, 'frozen_params': len(param_names), 'frozen_norm_layers': len(norm_names),
                 'trainable_norm_layers_in_frozen_groups': len(trainable_bn),
                 'frozen_with_stale_grad': len(stale), 'params_changed': len(moved_params), 'norm_layers_moved': len(moved_norms)}
     if moved_params: measured['max_param_change'] = max(param_moves.values())
