@@ -946,7 +946,7 @@ def check_frozen(learn:Learner, # the Learner, left as it is
                      f"(fastai's default: their parameters and statistics train by design)" if trainable_bn else '')
         return CheckResult(name, 'passed', measured, threshold,
             f"{len(param_names)} frozen parameter tensors and the running statistics of {len(norm_names)} frozen normalization "
-            f"layers are unchanged after {n_batches} training batches at lr={lr:g}"
+            f"layers are unchanged after {n_batches} training batch{'es' if n_batches != 1 else ''} at lr={lr:g}"
             + (f" ({len(stale)} of them carry a gradient from an earlier fit, replayed)" if stale else "") + by_design + ".")
     return _frozen_changed(learn, name, measured, threshold, n_batches, lr, param_names, norm_names, stale, param_moves, stat_moves)
 
@@ -965,7 +965,7 @@ def _holder_holds_nothing(learn, name, measured, holders, unheld_moves, n_batche
     measured = measured | {'bn_holders': names, 'unheld_norm_layers_moved': len(moved),
                            'max_unheld_stat_change': max(max(d) for d in moved.values())}
     return CheckResult(name, 'failed', measured, "no change in the statistics a BatchNorm-holding callback is there to hold",
-        f"{names} holds nothing: {why}; during {n_batches} training batches of a copy of the Learner at lr={lr:g}, the running "
+        f"{names} holds nothing: {why}; during {n_batches} training batch{'es' if n_batches != 1 else ''} of a copy of the Learner at lr={lr:g}, the running "
         f"statistics of {len(moved)} of the {len(unheld_moves)} BatchNorm layers of the frozen groups moved: " + '; '.join(evidence) + '.',
         f"Freeze the BatchNorm parameters with the rest, so that {type(holders[0]).__name__} can hold them: learn = Learner(..., train_bn=False) "
         "(vision_learner(..., train_bn=False)), then learn.freeze(); or keep train_bn=True and hold the statistics with "
@@ -1028,6 +1028,6 @@ def _frozen_changed(learn, name, measured, threshold, n_batches, lr, param_names
                      "an optimizer that steps parameters without gradients)")
     fix = '; '.join(fixes)
     return CheckResult(name, 'failed', measured, threshold,
-        f"during {n_batches} training batches of a copy of the Learner at lr={lr:g}, {len(moved_norms)} of {len(norm_names)} frozen "
+        f"during {n_batches} training batch{'es' if n_batches != 1 else ''} of a copy of the Learner at lr={lr:g}, {len(moved_norms)} of {len(norm_names)} frozen "
         f"normalization layers and {len(moved_params)} of {len(param_names)} frozen parameters changed: " + '; '.join(evidence) + '.',
         fix[:1].upper() + fix[1:] + '.', claim='certain')
