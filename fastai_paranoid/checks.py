@@ -513,8 +513,7 @@ def check_overfit_one_batch(learn:Learner, # the Learner, left as it is
             f"at least two steps within the work allowance ({work:g} GFLOP)",
             f"inconclusive: its work allowance of {work:g} GFLOP pays for {'one step' if run['planned_steps'] else 'no whole step'} of {run['step_gflop']:.3g} GFLOP "
             f"on {run['batch_size']} items of the first batch, and a verdict needs the loss after two at least: no step was run.",
-            f"Give it the work of {min_steps} steps: settings={{'check_overfit_one_batch': {{'work': {need}}}}} (GFLOP), "
-            f"or fewer items: {{'max_items': 4}}.")
+            f"Give it the work of {min_steps} steps: settings={{'check_overfit_one_batch': {{'work': {need}}}}} (GFLOP).")
     losses = run['losses']
     first, last = losses[0], losses[-1]
     recent_drop = _drop(losses, max(1, len(losses) // 4)) if len(losses) > 1 else 0.0
