@@ -1,9 +1,9 @@
 """Overhead of the real fit's eight guards (13_loopguards' LOOP_GUARDS and 14_fitchecks' FITCHECK_GUARDS), each its own callback and as
 `paranoid()` installs them (seven in one `FitGuards`, and `LoadGuard`), on a resnet18 (64 px) and an MLP, as the ratio to a plain fit measured in the same run: plain and guarded fits interleaved in pairs,
-the median of the pairs' ratios and the ratio of the best times, by CPU time of this process (`time.process_time`, with torch on one thread: another process's load
+the median of the pairs' ratios and the ratio of the best times (each round's order rotated, garbage collected before each fit and not during it), by CPU time of this process (`time.process_time`, with torch on one thread: another process's load
 on a shared machine does not count) and by wall time. Run by hand: `python benchmarks/bench_fitguards_overhead.py [PAIRS]`; to
 measure another version of the library, put it first on PYTHONPATH; `... PAIRS MLP` runs only the tasks whose name holds MLP; BENCH_EPOCHS=N fits N epochs, BENCH_VARIANTS=FitGuards,8 guards only those variants."""
-import os, sys, time, warnings, statistics
+import gc, os, sys, time, warnings, statistics
 import torch
 from torch import nn
 import fastai.callback.progress # learn.no_bar()
@@ -31,11 +31,15 @@ def resnet18_64():
 def one(dls_fn, model_fn, cbs, epochs):
     "(CPU seconds, wall seconds) of `learn.fit(epochs)` on a fresh Learner with `cbs`"
     learn = fresh_learner(dls_fn, model_fn, cbs=cbs, loss_func=nn.CrossEntropyLoss())
-    with learn.no_bar(), learn.no_logging(), warnings.catch_warnings():
-        warnings.simplefilter('ignore')
-        cpu, wall = time.process_time(), time.perf_counter()
-        learn.fit(epochs, 1e-3)
-        return time.process_time() - cpu, time.perf_counter() - wall
+    gc.collect() # the garbage of the fits before is collected before the clock starts, not inside whichever fit comes next
+    gc.disable()
+    try:
+        with learn.no_bar(), learn.no_logging(), warnings.catch_warnings():
+            warnings.simplefilter('ignore')
+            cpu, wall = time.process_time(), time.perf_counter()
+            learn.fit(epochs, 1e-3)
+            return time.process_time() - cpu, time.perf_counter() - wall
+    finally: gc.enable()
 
 try: from fastai_paranoid.loopguards import CheapGuard
 except ImportError: CheapGuard = None # a version of the library before it
@@ -55,8 +59,10 @@ print(f"fastai_paranoid from {fastai_paranoid.__file__}; {pairs} interleaved pai
 for task, (dls_fn, model_fn, epochs) in tasks.items():
     one(dls_fn, model_fn, [], epochs) # warm-up: first-call costs (imports, allocator) out of the pairs
     times = {name: [] for name in ['plain', *variants]}
-    for _ in range(pairs):
-        for name in times: times[name].append(one(dls_fn, model_fn, variants[name]() if name in variants else [], epochs))
+    names = list(times)
+    for i in range(pairs): # each round in another order (rotated): no variant always runs first, right after the previous round
+        for name in names[i % len(names):] + names[:i % len(names)]:
+            times[name].append(one(dls_fn, model_fn, variants[name]() if name in variants else [], epochs))
     plain_cpu = statistics.median(c for c, _ in times['plain'])
     print(f"{task}: plain fit of {epochs} epochs, median {plain_cpu:.3f} s CPU", flush=True)
     for name in variants:
@@ -69,17 +75,19 @@ for task, (dls_fn, model_fn, epochs) in tasks.items():
 # in the guards' own `__call__` (the dispatch and the guards' work; nested calls counted once) during each guarded fit, as a share of
 # that fit's CPU time; plus what fastai's `_call_one` pays per extra callback on each event (sorting `learn.cbs`, one call), timed
 # with a micro-benchmark (best of repeats) and multiplied by the events of the fit. Reported as the median over the fits.
-# An upper bound: the timer's own reads (a system call each) and the caches that torch's kernels leave cold count as the guards'.
+# The timer's own cost is measured on a no-op call wrapped the same way and taken out (what it adds inside the timed span, and
+# what it adds to the fit); the caches that torch's kernels leave cold still count as the guards'.
 # Measured on this machine, a `CheapGuard` or `FitGuards` costs 0.2-0.6 us on an event it does not handle (best of repeats),
 # against ~16 us for a plain fastai `Callback`; the rest is the guards' work (fingerprints at before_fit/after_fit, the runs test).
 if CheapGuard is not None and FitGuards is not None:
     import timeit
     from fastai.learner import Learner
-    spent, depth = [0], [0]
+    spent, depth, n_timed = [0], [0], [0] # ns inside the guards, nesting, top-level timed calls
     original = CheapGuard.__call__
     def timed_call(self, event_name):
         if depth[0]: return original(self, event_name)
         depth[0] += 1
+        n_timed[0] += 1
         start = time.process_time_ns()
         try: return original(self, event_name) if type(self).__call__ is timed_call else type(self).__call__.__wrapped__(self, event_name)
         finally:
@@ -96,11 +104,36 @@ if CheapGuard is not None and FitGuards is not None:
     fit_guards_call = FitGuards.__call__
     def timed_fit_guards(self, event_name):
         depth[0] += 1
+        n_timed[0] += 1
         start = time.process_time_ns()
         try: return fit_guards_call(self, event_name)
         finally:
             spent[0] += time.process_time_ns() - start
             depth[0] -= 1
+    def noop(self, event_name): return None
+    def timed_noop(self, event_name): # `timed_fit_guards` around a call that does nothing
+        depth[0] += 1
+        n_timed[0] += 1
+        start = time.process_time_ns()
+        try: return noop(self, event_name)
+        finally:
+            spent[0] += time.process_time_ns() - start
+            depth[0] -= 1
+    def timer_cost(n=200000):
+        "(ns the timer adds inside a timed span, ns a timed call of a no-op costs beyond the call itself), best of 5"
+        inside, whole = [], []
+        for _ in range(5):
+            spent[0] = 0
+            start = time.process_time_ns()
+            for _ in range(n): timed_noop(None, 'x')
+            timed = time.process_time_ns() - start
+            start = time.process_time_ns()
+            for _ in range(n): noop(None, 'x')
+            whole.append((timed - (time.process_time_ns() - start)) / n)
+            inside.append(spent[0] / n)
+        return min(inside), min(whole)
+    t_in, t_whole = timer_cost()
+    print(f"the timer: {t_in:.0f} ns inside a timed span, {t_whole:.0f} ns per timed call in all (taken out below)")
     for task, (dls_fn, model_fn, epochs) in tasks.items():
         for name in [n for n in variants if n in ('8 guards', 'FitGuards + LoadGuard')]:
             shares, per_event = [], []
@@ -110,7 +143,7 @@ if CheapGuard is not None and FitGuards is not None:
                 try:
                     learn = fresh_learner(dls_fn, model_fn, cbs=variants[name](), loss_func=nn.CrossEntropyLoss())
                     n_events = count_events(learn)
-                    spent[0] = 0
+                    spent[0] = n_timed[0] = 0
                     with learn.no_bar(), learn.no_logging(), warnings.catch_warnings():
                         warnings.simplefilter('ignore')
                         cpu = time.process_time_ns()
@@ -123,7 +156,9 @@ if CheapGuard is not None and FitGuards is not None:
                 sort_extra = max(0., min(timeit.repeat(lambda: with_guards.sorted('order'), number=2000, repeat=5)) -
                                  min(timeit.repeat(lambda: learn.cbs.__class__(plain_cbs).sorted('order'), number=2000, repeat=5))) / 2000 * 1e9
                 outside = n_events[0] * sort_extra # fastai's sort of the longer list, per event
-                shares.append((spent[0] + outside) / max(cpu - spent[0] - outside, 1))
-                per_event.append(spent[0] / max(n_events[0], 1))
+                inside = spent[0] - n_timed[0] * t_in # the guards' own time, without the timer's
+                without = cpu - inside - outside - n_timed[0] * t_whole # the fit without the guards and without the timer
+                shares.append((inside + outside) / max(without, 1))
+                per_event.append(inside / max(n_events[0], 1))
             print(f"{task}: {name}: inside the guards {statistics.median(per_event) / 1e3:.2f} us per event ({n_events[0]} events a fit); "
                   f"with fastai's sort of the longer callback list, x{1 + statistics.median(shares):.4f} of the fit without them", flush=True)

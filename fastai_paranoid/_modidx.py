@@ -1507,6 +1507,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                                                                     'fastai_paranoid/loopguards.py'),
                                             'fastai_paranoid.loopguards._listing': ( 'loopguards.html#_listing',
                                                                                      'fastai_paranoid/loopguards.py'),
+                                            'fastai_paranoid.loopguards._named': ( 'loopguards.html#_named',
+                                                                                   'fastai_paranoid/loopguards.py'),
                                             'fastai_paranoid.loopguards._names': ( 'loopguards.html#_names',
                                                                                    'fastai_paranoid/loopguards.py'),
                                             'fastai_paranoid.loopguards._opt_params': ( 'loopguards.html#_opt_params',

@@ -16,7 +16,7 @@ from .core import Finding, ParanoidWarning, CHECK_ALPHA, DEPRECATED, emit, finge
 from .compat import is_lr_find, unwrap_model
 from .deploy import Guard
 from fastai.callback.core import _events
-from .loopguards import CheapGuard, LOOP_GUARDS # fastai's dispatch, without its look-ups; the loop's guards, for `FitGuards`
+from .loopguards import CheapGuard, LOOP_GUARDS, _CANCELS, _INNER_LOOP, _named # fastai's dispatch, without its look-ups; the loop's guards, for `FitGuards`
 
 # %% auto #0
 __all__ = ['MIN_RUN_RATIO', 'MIN_LABELS', 'FITCHECK_GUARDS', 'DISPATCHED_GUARDS', 'LossShapeWarning', 'broadcast_growth',
@@ -200,7 +200,8 @@ class FrozenHeadGuard(CheapGuard):
         holders = [m for m in self.learn.model.modules() if next(m.parameters(recurse=False), None) is not None]
         self._handles = [m.register_forward_hook(self._ran) for m in holders]
     def _ran(self, module, args, out): self._order.append(module)
-    def before_batch(self): self._order = []
+    def before_batch(self):
+        if self._handles: self._order = []
     def after_pred(self):
         if not (self._handles and self.learn.training): return
         head = last_head(self._order)
@@ -473,12 +474,26 @@ class FitGuards(CheapGuard):
         self.guards = sorted(made, key=lambda g: g.order) # stable: fastai's order among them
         self._route()
     def _route(self):
-        "event -> the guards whose class defines it, in their order"
-        self._by_event = {event: [g for g in self.guards if event in g._handlers] for event in _events}
+        "event -> (guard, the function its class defines for the event), for the guards that handle it, in their order"
+        self._by_event = {event: [(g, g._handlers[event]) for g in self.guards if event in g._handlers] for event in _events}
     def __call__(self, event_name):
+        # each guard's handler is called here by `CheapGuard`'s rules (`run`; `run_train`/`run_valid` in the batch loop; a cancel
+        # passes through, another exception names the guard and the event), without a call of the guard itself per event
         if event_name == 'after_create': self._leave_out_present()
-        if self.run:
-            for guard in self._by_event.get(event_name, ()): guard(event_name)
+        calls = self._by_event.get(event_name) if self.run else None
+        if calls:
+            guard = None
+            try:
+                if event_name in _INNER_LOOP:
+                    training = getattr(self.learn, 'training', True)
+                    for guard, handler in calls:
+                        if guard.run and (guard.run_train if training else guard.run_valid): handler(guard)
+                else:
+                    for guard, handler in calls:
+                        if guard.run: handler(guard)
+                        if event_name == 'after_fit' and not guard.run: guard.run = True # fastai resets `run` at each end of fit
+            except _CANCELS: raise
+            except Exception as e: raise _named(e, guard, event_name)
         if event_name == 'after_fit' and not self.run: self.run = True
     def _leave_out_present(self):
         present = tuple({type(cb) for cb in self.learn.cbs if cb is not self})

@@ -26,6 +26,10 @@ _CANCELS = (CancelBatchException, CancelBackwardException, CancelEpochException,
             CancelTrainException, CancelValidException)
 _INNER_LOOP = frozenset(_inner_loop)
 
+def _named(e:Exception, guard, event_name:str)->Exception:
+    "`e`, its message prefixed as fastai prefixes an exception in a callback: the guard's class and the event"
+    return modify_exception(e, f"Exception occured in `{type(guard).__name__}` when calling event `{event_name}`:\n\t{e.args[0] if e.args else ''}", replace=True)
+
 class CheapGuard(Guard):
     "A `Guard` that costs fastai's loop a dict lookup per event: `__call__` runs only the events its class defines, by fastai's rules (`run`, `run_train`, `run_valid`; a cancel passes through, another exception names the guard and the event), and a write to an attribute the guard already holds skips fastai's shadowing check"
     _handlers = {} # event -> the function the class defines for it; each subclass gets its own table
@@ -38,8 +42,7 @@ class CheapGuard(Guard):
         if handler is not None and self.run and (event_name not in _INNER_LOOP or self._runs_in_phase()):
             try: res = handler(self)
             except _CANCELS: raise
-            except Exception as e:
-                raise modify_exception(e, f"Exception occured in `{type(self).__name__}` when calling event `{event_name}`:\n\t{e.args[0] if e.args else ''}", replace=True)
+            except Exception as e: raise _named(e, self, event_name)
         if event_name == 'after_fit' and not self.run: self.run = True # fastai resets `run` at each end of fit
         return res
     def _runs_in_phase(self)->bool:
@@ -316,6 +319,7 @@ class UpdateGuard(LoopGuard):
         self.params = [p for p in _opt_params(self.learn.opt) if p.requires_grad and p.numel() > 0] # fastai's TabularModel keeps a BatchNorm1d(0) without continuous columns
         self.before = fingerprints([p.detach() for p in self.params])
         self.n_batches, self.n_steps, self.n_overflow, self.n_items = 0, 0, 0, 0
+        self.count_items = _accumulating(self.learn) # the items are counted only for GradientAccumulation's message
         self.kept = [] # per training batch: ended without `zero_grad` (a `CancelBatchException` after the backward)
     def before_batch(self): self._did_backward = self._step_cancelled = self._stepped = self._zeroed = False
     def after_backward(self): self._did_backward = True
@@ -328,7 +332,7 @@ class UpdateGuard(LoopGuard):
         if not (self.watching and self.learn.training and len(self.learn.yb)): return
         self.n_batches += 1
         self.n_steps += self._stepped
-        self.n_items += find_bs(self.learn.yb)
+        if self.count_items: self.n_items += find_bs(self.learn.yb)
         if self._step_cancelled and getattr(self.learn.__dict__.get('mixed_precision'), 'skipped', False): self.n_overflow += 1
         self.kept.append(self._did_backward and not self._zeroed)
 
