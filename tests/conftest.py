@@ -5,6 +5,7 @@ import os
 # and small models slow down by an order of magnitude (measured beside background load: one label-leak test took 119 s with two
 # threads, 4.5 s with one). Subprocesses the tests start inherit it. A value the caller set is kept.
 if 'OMP_NUM_THREADS' not in os.environ: os.environ['OMP_NUM_THREADS'] = '1'
+import json, resource
 import pytest, torch
 torch.set_num_threads(int(os.environ['OMP_NUM_THREADS']))
 
@@ -35,7 +36,6 @@ def pytest_collection_modifyitems(session, config, items):
     "Longest files first (`FILE_SECONDS`), each file's tests in their own order"
     items.sort(key=lambda item: -FILE_SECONDS.get(item.path.name, 0)) # stable: the other files keep the collection's order
 
-import resource, json as _json
 _CPU_LOG = os.environ.get('PARANOID_TEST_CPU') # a file: each test's CPU seconds (this process and the children it waited for), one JSON line per test
 
 def _cpu()->float:
@@ -47,4 +47,4 @@ if _CPU_LOG:
     def pytest_runtest_protocol(item, nextitem):
         start = _cpu()
         yield
-        with open(_CPU_LOG, 'a') as f: f.write(_json.dumps({'test': item.nodeid, 'cpu': _cpu() - start}) + '\n')
+        with open(_CPU_LOG, 'a') as f: f.write(json.dumps({'test': item.nodeid, 'cpu': _cpu() - start}) + '\n')
