@@ -101,24 +101,21 @@ if CheapGuard is not None and FitGuards is not None:
             return call_one(event_name)
         learn._call_one = counting
         return n
+    def timing(call):
+        "`call` (an event call) adding its CPU time to `spent`: one top-level timed call"
+        def timed(self, event_name):
+            depth[0] += 1
+            n_timed[0] += 1
+            start = time.process_time_ns()
+            try: return call(self, event_name)
+            finally:
+                spent[0] += time.process_time_ns() - start
+                depth[0] -= 1
+        return timed
     fit_guards_call = FitGuards.__call__
-    def timed_fit_guards(self, event_name):
-        depth[0] += 1
-        n_timed[0] += 1
-        start = time.process_time_ns()
-        try: return fit_guards_call(self, event_name)
-        finally:
-            spent[0] += time.process_time_ns() - start
-            depth[0] -= 1
+    timed_fit_guards = timing(fit_guards_call)
     def noop(self, event_name): return None
-    def timed_noop(self, event_name): # `timed_fit_guards` around a call that does nothing
-        depth[0] += 1
-        n_timed[0] += 1
-        start = time.process_time_ns()
-        try: return noop(self, event_name)
-        finally:
-            spent[0] += time.process_time_ns() - start
-            depth[0] -= 1
+    timed_noop = timing(noop) # the timer's own cost: the same wrapper around a call that does nothing
     def timer_cost(n=200000):
         "(ns the timer adds inside a timed span, ns a timed call of a no-op costs beyond the call itself), best of 5"
         inside, whole = [], []
