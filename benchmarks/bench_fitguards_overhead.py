@@ -1,5 +1,5 @@
 """Overhead of the real fit's eight guards (13_loopguards' LOOP_GUARDS and 14_fitchecks' FITCHECK_GUARDS), each its own callback and as
-`paranoid()` installs them (seven in one `FitGuards`, and `LoadGuard`), on a resnet18 (64 px) and an MLP, as the ratio to a plain fit measured in the same run: plain and guarded fits interleaved in pairs,
+`paranoid()` installs them (all eight in one `FitGuards`; 'FitGuards + LoadGuard' is the arrangement before, LoadGuard as its own callback), on a resnet18 (64 px) and an MLP, as the ratio to a plain fit measured in the same run: plain and guarded fits interleaved in pairs,
 the median of the pairs' ratios and the ratio of the best times (each round's order rotated, garbage collected before each fit and not during it), by CPU time of this process (`time.process_time`, with torch on one thread: another process's load
 on a shared machine does not count) and by wall time. Run by hand: `python benchmarks/bench_fitguards_overhead.py [PAIRS]`; to
 measure another version of the library, put it first on PYTHONPATH; `... PAIRS MLP` runs only the tasks whose name holds MLP; BENCH_EPOCHS=N fits N epochs, BENCH_VARIANTS=FitGuards,8 guards only those variants."""
@@ -47,7 +47,9 @@ variants = {'8 guards': lambda: [g() for g in GUARDS], '8 no-op Callbacks': lamb
 if CheapGuard is not None: variants['8 no-op CheapGuards'] = lambda: [type('Empty', (CheapGuard,), {})() for _ in GUARDS]
 try: from fastai_paranoid.fitchecks import FitGuards, LoadGuard
 except ImportError: FitGuards = None
-if FitGuards is not None: variants['FitGuards + LoadGuard'] = lambda: [FitGuards(), LoadGuard()] # the same eight guards, as paranoid() installs them
+if FitGuards is not None: variants['FitGuards + LoadGuard'] = lambda: [FitGuards(), LoadGuard()] # the same eight guards, LoadGuard on its own (FitGuards leaves its own out)
+if FitGuards is not None and LoadGuard in getattr(fastai_paranoid.fitchecks, 'DISPATCHED_GUARDS', []):
+    variants['FitGuards'] = lambda: [FitGuards()] # the eight guards as paranoid() installs them: LoadGuard inside
 tasks = {'resnet18, 64 px (10+2 batches an epoch)': (images_dls, resnet18_64, 1),
          'MLP (XOR, width 256; 4+8 batches an epoch)': (lambda: xor_dls(n_valid=512), lambda: build_mlp(width=256), 5)}
 pairs = int(sys.argv[1]) if len(sys.argv) > 1 else 7
@@ -132,7 +134,7 @@ if CheapGuard is not None and FitGuards is not None:
     t_in, t_whole = timer_cost()
     print(f"the timer: {t_in:.0f} ns inside a timed span, {t_whole:.0f} ns per timed call in all (taken out below)")
     for task, (dls_fn, model_fn, epochs) in tasks.items():
-        for name in [n for n in variants if n in ('8 guards', 'FitGuards + LoadGuard')]:
+        for name in [n for n in variants if n in ('8 guards', 'FitGuards + LoadGuard', 'FitGuards')]:
             shares, per_event = [], []
             for _ in range(pairs):
                 CheapGuard.__call__, FitGuards.__call__ = timed_call, timed_fit_guards

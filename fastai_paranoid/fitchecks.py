@@ -23,7 +23,7 @@ __all__ = ['MIN_RUN_RATIO', 'MIN_LABELS', 'FITCHECK_GUARDS', 'DISPATCHED_GUARDS'
            'loss_shape_finding', 'loss_broadcasts', 'LossShapeGuard', 'FrozenHeadWarning', 'stepped_params',
            'trainable_share', 'frozen_head_finding', 'last_head', 'forward_order', 'FrozenHeadGuard', 'LoadWarning',
            'key_prefix', 'load_finding', 'LoadGuard', 'install_load_patch', 'remove_load_patch', 'DataOrderWarning',
-           'label_runs', 'sorted_runs', 'data_order_finding', 'DataOrderGuard', 'FitGuards']
+           'label_runs', 'sorted_runs', 'data_order_finding', 'shuffles', 'DataOrderGuard', 'FitGuards']
 
 # %% ../nbs/14_fitchecks.ipynb #c287968a
 class LossShapeWarning(ParanoidWarning):
@@ -99,10 +99,13 @@ class LossShapeGuard(CheapGuard):
                 ):
         self._set_on_finding(on_finding, on_leak=on_leak)
         self.reported, self._pending = False, False # `reported`: said once for this Learner, never again
-    def before_fit(self): self._pending = not self.reported
+    def before_fit(self):
+        self._pending = not self.reported
+        if not self._pending: self.rest('after_loss')
     def after_loss(self):
         if not (self._pending and self.learn.training): return
         self._pending = False
+        self.rest('after_loss') # one look a fit
         pred, yb, loss_func = self.learn.pred, self.learn.yb, self.learn.loss_func
         called = loss_broadcasts(loss_func, pred, yb)
         if called is None: return
@@ -196,7 +199,7 @@ class FrozenHeadGuard(CheapGuard):
         self.reported, self._handles, self._order = False, [], [] # `reported`: said once for this Learner
     def before_fit(self):
         self.remove()
-        if self.reported or is_lr_find(self.learn): return
+        if self.reported or is_lr_find(self.learn): return self.rest('before_batch', 'after_pred')
         holders = [m for m in self.learn.model.modules() if next(m.parameters(recurse=False), None) is not None]
         self._handles = [m.register_forward_hook(self._ran) for m in holders]
     def _ran(self, module, args, out): self._order.append(module)
@@ -206,6 +209,7 @@ class FrozenHeadGuard(CheapGuard):
         if not (self._handles and self.learn.training): return
         head = last_head(self._order)
         self.remove()
+        self.rest('before_batch', 'after_pred') # one batch a fit
         if head is None: return
         finding = frozen_head_finding(self.learn.model, head, self.learn.opt)
         if finding is None: return
@@ -292,7 +296,10 @@ _load_guards = weakref.WeakSet() # the LoadGuards created: while one is attached
 _fastai_load_model = {} # 'load_model' -> fastai's function, while ours is in its place
 _keep_installed = [] # callables saying the wrapper must stay while no Learner holds a guard (`paranoid` adds `is_paranoid`)
 
-def _attached(guard)->bool: return guard.learn is not None and guard in guard.learn.cbs
+def _attached(guard)->bool:
+    "Is `guard` on its Learner: one of its callbacks, or held by a `FitGuards` that is (as `paranoid()` installs it)?"
+    learn = guard.learn
+    return learn is not None and any(cb is guard or guard in cb.__dict__.get('guards', ()) for cb in learn.cbs) # a FitGuards' `guards` (the dict: no fastai delegation)
 
 def install_load_patch()->None:
     "Put `_load_model` in place of `fastai.learner.load_model` (once)"
@@ -410,8 +417,20 @@ def _class_labels(y)->torch.Tensor|None:
     if y.ndim == 2 and y.shape[1] == 1: return y[:, 0] # a tabular target column
     return None
 
+def shuffles(dl)->bool:
+    "Does `dl` draw a new random order of its items on each pass by construction? fastai's `DataLoader(shuffle=True)` over indexed items, with fastai's own `get_idxs`, `shuffle_fn`, `sample`, `create_batches` and `__iter__` (a `TfmdDL`, a `TabDataLoader`), or PyTorch's `DataLoader` over a map-style dataset with a `RandomSampler` in a plain `BatchSampler`. A loader that orders its items itself (`SortedDL`, `WeightedDL`, `LMDataLoader`, a custom sampler) is not"
+    from fastai.data.load import DataLoader as FastaiLoader
+    from torch.utils.data import DataLoader as TorchLoader, RandomSampler, BatchSampler, IterableDataset
+    if isinstance(dl, FastaiLoader):
+        own = all(getattr(type(dl), m) is getattr(FastaiLoader, m) for m in ('get_idxs', 'shuffle_fn', 'sample', 'create_batches', '__iter__'))
+        return bool(dl.shuffle) and bool(dl.indexed) and dl.n is not None and own
+    if isinstance(dl, TorchLoader):
+        return (not isinstance(dl.dataset, IterableDataset) and type(dl.sampler) is RandomSampler
+                and type(dl.batch_sampler) is BatchSampler and dl.batch_sampler.sampler is dl.sampler)
+    return False
+
 class DataOrderGuard(CheapGuard):
-    "Record the class labels of the training loader's first two passes (one tensor per batch, no host read until the pass ends) and test their order: labels in long runs of one class, beyond what a shuffled order gives (runs test, p < `alpha`), are a finding, an error when the next pass repeats the order. Targets that are not class labels (regression, sequences, masks) are left alone; reports once per Learner"
+    "Record the class labels of the training loader's first two passes (one tensor per batch, no host read until the pass ends) and test their order: labels in long runs of one class, beyond what a shuffled order gives (runs test, p < `alpha`), are a finding, an error when the next pass repeats the order. Targets that are not class labels (regression, sequences, masks) are left alone, and so is a loader that `shuffles` by construction (its order is random); reports once per Learner"
     def __init__(self, on_finding:str='warn', # 'warn', 'raise' or 'log', as `paranoid(on_finding=...)`
                  alpha:float=CHECK_ALPHA, # false-alarm rate of the runs test
                  max_labels:int=2**22, # labels recorded per pass at most (a longer pass is judged on its start)
@@ -423,7 +442,9 @@ class DataOrderGuard(CheapGuard):
         self._dl, self._first, self._sorted, self._batches = None, None, None, None
     def before_fit(self):
         dl = self.learn.dls.train
-        if dl is not self._dl: self._dl, self._first, self._sorted, self.done = dl, None, None, False # a new loader: judged anew
+        if dl is not self._dl: # a new loader: judged anew, unless it shuffles by construction (its order is random: nothing to test)
+            self._dl, self._first, self._sorted, self.done = dl, None, None, shuffles(dl)
+        if self.done: self._rest()
     def before_train(self):
         self._batches = [] if not self.done and not is_lr_find(self.learn) else None
         self._n = 0
@@ -432,7 +453,7 @@ class DataOrderGuard(CheapGuard):
         y = _class_labels(self.learn.yb[0]) if self.learn.yb else None
         if y is None:
             self._batches, self.done = None, True # not class labels: nothing to judge
-            return
+            return self._rest()
         if self._n < self.max_labels:
             self._batches.append(y.detach())
             self._n += len(y)
@@ -442,14 +463,18 @@ class DataOrderGuard(CheapGuard):
         labels = torch.cat([b.reshape(-1) for b in batches]).cpu().numpy()[:self.max_labels] # one transfer per pass
         if self._first is None:
             self._first, self._sorted = labels, sorted_runs(labels, self.alpha)
-            if self._sorted is None: self.done = True # a shuffled order: nothing more to watch
+            if self._sorted is None: # a shuffled order: nothing more to watch
+                self.done = True
+                self._rest()
             return
         n = min(len(labels), len(self._first))
         self._report(repeated=bool(np.array_equal(labels[:n], self._first[:n])))
     def after_fit(self):
         if self._sorted is not None and not self.done: self._report(repeated=None) # one pass only in this fit
+    def _rest(self): self.rest('before_train', 'after_batch', 'after_train')
     def _report(self, repeated):
         self.done = True
+        self._rest()
         r = self._sorted
         emit(data_order_finding(r, repeated, str(self._first[-1]), type(self._dl).__name__), on_finding=self.on_finding,
              stacklevel=3, learn=self.learn)
@@ -458,7 +483,7 @@ class DataOrderGuard(CheapGuard):
 FITCHECK_GUARDS = [LossShapeGuard, FrozenHeadGuard, LoadGuard, DataOrderGuard]
 
 # %% ../nbs/14_fitchecks.ipynb #ac69331d
-DISPATCHED_GUARDS = LOOP_GUARDS + [LossShapeGuard, FrozenHeadGuard, DataOrderGuard] # what `FitGuards` holds by default: the guards with events in the loop
+DISPATCHED_GUARDS = LOOP_GUARDS + [LossShapeGuard, FrozenHeadGuard, LoadGuard, DataOrderGuard] # what `FitGuards` holds by default: the guards of the real fit (LoadGuard only handles `after_create`: held here, it costs the loop no call per event)
 
 class FitGuards(CheapGuard):
     "One callback for the guards of the real fit: an instance of each class in `guards`, each called only on the events its class defines and by its own rules; `fit_guards[cls]` is the one of class `cls`. At `after_create` it leaves out the guards whose class the Learner already holds as a callback"
@@ -472,14 +497,24 @@ class FitGuards(CheapGuard):
         if refused: raise TypeError(f"FitGuards: guards must be CheapGuard classes, got {refused}; add other callbacks to the Learner itself.")
         made = [cls(on_finding=on_finding) if 'on_finding' in inspect.signature(cls).parameters else cls() for cls in classes]
         self.guards = sorted(made, key=lambda g: g.order) # stable: fastai's order among them
+        for g in self.guards: object.__setattr__(g, '_holder', self) # where `CheapGuard.rest` reaches
         self._route()
     def _route(self):
         "event -> (guard, the function its class defines for the event), for the guards that handle it, in their order"
         self._by_event = {event: [(g, g._handlers[event]) for g in self.guards if event in g._handlers] for event in _events}
+        self._rested = False
+    def _rest(self, guard, events):
+        "Stop calling `guard` on `events` until the fit ends (`CheapGuard.rest`)"
+        for event in events:
+            calls = self._by_event.get(event)
+            if calls and any(g is guard for g, _ in calls):
+                self._by_event[event] = [(g, h) for g, h in calls if g is not guard]
+                self._rested = True
     def __call__(self, event_name):
         # each guard's handler is called here by `CheapGuard`'s rules (`run`; `run_train`/`run_valid` in the batch loop; a cancel
         # passes through, another exception names the guard and the event), without a call of the guard itself per event
         if event_name == 'after_create': self._leave_out_present()
+        elif event_name == 'before_fit' and self._rested: self._route() # a fit that died before its after_fit: every guard is called again
         calls = self._by_event.get(event_name) if self.run else None
         if calls:
             guard = None
@@ -494,7 +529,9 @@ class FitGuards(CheapGuard):
                         if event_name == 'after_fit' and not guard.run: guard.run = True # fastai resets `run` at each end of fit
             except _CANCELS: raise
             except Exception as e: raise _named(e, guard, event_name)
-        if event_name == 'after_fit' and not self.run: self.run = True
+        if event_name == 'after_fit':
+            if self._rested: self._route() # the guards that rested are called again from the next fit on
+            if not self.run: self.run = True
     def _leave_out_present(self):
         present = tuple({type(cb) for cb in self.learn.cbs if cb is not self})
         if not any(isinstance(g, present) for g in self.guards): return

@@ -49,6 +49,10 @@ class CheapGuard(Guard):
         "Does a batch event run in the current phase (`run_train` while training, `run_valid` while validating)?"
         training = getattr(self.learn, 'training', True)
         return (self.run_train and training) or (self.run_valid and not training)
+    def rest(self, *events:str):
+        "Nothing more to do on `events` until this fit ends: the `FitGuards` that holds this guard stops calling it on them until `after_fit` (or the next `before_fit`). Only a saving: a guard alone is still called, so its handlers must return early by themselves"
+        holder = self.__dict__.get('_holder')
+        if holder is not None: holder._rest(self, events)
     def __setattr__(self, name, value):
         if name in self.__dict__: object.__setattr__(self, name, value) # fastai's shadowing check ran at the first write
         else: super().__setattr__(name, value)
@@ -414,6 +418,7 @@ class UnregisteredTensorGuard(LoopGuard):
         loss = getattr(self.learn, 'loss_grad', None)
         if not isinstance(loss, torch.Tensor) or loss.grad_fn is None: return
         self._walked = True
+        self.rest('after_loss') # one walk a fit
         known = {id(p) for p in self.learn.model.parameters()} | {id(p) for p in _opt_params(self.learn.opt)}
         known |= {id(x) for x in (*self.learn.xb, *self.learn.yb) if isinstance(x, torch.Tensor)}
         self.outside = [t for t in graph_leaves(loss) if id(t) not in known]

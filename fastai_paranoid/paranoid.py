@@ -57,7 +57,7 @@ class PreserveLRFindGrads(Guard):
 # %% ../nbs/23_paranoid.ipynb #28dca7c3
 PARANOID_GUARDS = [StateLeakDetector, PreserveLRFindRNG, PreserveLRFindGrads, CrossRankConsistency, DistributedCPU, SplitFingerprint,
                    EmptyFreezeGuard, DistributedValidPadding]
-PARANOID_GUARDS += [FitGuards, LoadGuard] # LOOP_GUARDS and FITCHECK_GUARDS: those with events in the loop in one callback (one call per event), LoadGuard on its own
+PARANOID_GUARDS += [FitGuards] # LOOP_GUARDS and FITCHECK_GUARDS in one callback: one call per event for all of them
 
 _settings = {'on': False, 'guards': [], 'on_finding': 'warn'}
 _added = weakref.WeakKeyDictionary() # Learner -> weak references to the guards paranoid() gave it (a strong one would keep the Learner alive): not a type test but the record of which instances paranoid(False) removes (not those the user added), and which the checks' copies leave out (a class given to `guards=` need not be a `Guard`)

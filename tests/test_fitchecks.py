@@ -27,8 +27,8 @@ def fit(learn, n=1, lr=1e-2):
     with learn.no_bar(), learn.no_logging(): learn.fit(n, lr)
 
 def test_paranoid_installs_and_removes_the_fit_guards():
-    assert fitchecks.FitGuards in PARANOID_GUARDS and fitchecks.LoadGuard in PARANOID_GUARDS
-    assert all(g in fitchecks.DISPATCHED_GUARDS for g in FITCHECK_GUARDS if g is not fitchecks.LoadGuard)
+    assert fitchecks.FitGuards in PARANOID_GUARDS and fitchecks.LoadGuard not in PARANOID_GUARDS # held by the FitGuards
+    assert all(g in fitchecks.DISPATCHED_GUARDS for g in FITCHECK_GUARDS + fitchecks.LOOP_GUARDS)
     fastai_fn = fitchecks._fastai_load_model.get('load_model', fastai.learner.load_model)
     with paranoid():
         learn = Learner(xor_dls(), build_mlp(), loss_func=nn.CrossEntropyLoss())
