@@ -19,6 +19,7 @@ from fastprogress.fastprogress import progress_bar
 from .core import ParanoidWarning, ParanoidError, ON_FINDING, DEPRECATED, emit, on_finding_arg, preserve_rng, get_rng_states, set_rng_states, module_paths, stat_norm_layers, frozen_modules
 from .core import ResultTable, CheckResult, VERDICTS, CHECK_ALPHA, register_check, registered_checks
 from .compat import fastai_class, loader_bs
+from .collect import plural
 from .checkutils import Deadline, CheckIncomplete, work_per_step, steps_for, memorizing, pct, computed_tensors_memo, loaders_kept, SHARED, sharing, _stamps, NoTrainingBatch, \
     training_batches, model_copy, _quiet_dropout, predict, refuse_built_optimizer, user_lr, new_optimizer, has_trained, \
     loss_name, applies_log_softmax, applies_sigmoid, expects_log_probs, class_axis
@@ -152,14 +153,14 @@ def _loss_at_init_high(learn, model, batches_in, name, measured, threshold, n_ba
     if scaled is not None and scaled[0] <= high:
         measured.update(loss_standardized_inputs=scaled[0], input_scale=scaled[1])
         return CheckResult(name, 'info', measured, threshold + "; info when standardizing the inputs brings it in range",
-            f"{lname} of the untrained model ({n_batches} batches, dropout off) is {loss:.4f}, {loss / expected:.2f} "
+            f"{lname} of the untrained model ({plural(n_batches, 'batch', 'batches')}, dropout off) is {loss:.4f}, {loss / expected:.2f} "
             f"times ln({n_classes}) = {expected:.4f}, but on the same batches with each input feature standardized it is "
             f"{scaled[0]:.4f}: the inputs' scale (largest |mean| or std of a feature: {scaled[1]:.3g}) makes the first outputs "
             f"large, not the model. Training usually absorbs this in its first steps.",
             "Normalize the inputs (Normalize in batch_tfms, Normalize.from_stats for images, Normalize in a TabularPandas' "
             "procs, or (x - mean) / std of the training set) if the first steps matter to you.")
     return CheckResult(name, verdict, measured, threshold,
-        f"{lname} of the untrained model ({n_batches} batches, dropout off) is {loss:.4f}, {loss / expected:.2f} times "
+        f"{lname} of the untrained model ({plural(n_batches, 'batch', 'batches')}, dropout off) is {loss:.4f}, {loss / expected:.2f} times "
         f"ln({n_classes}) = {expected:.4f}, the loss of uniform predictions over the model's {n_classes} outputs: its first "
         f"outputs are confidently wrong, and the first steps of training go to shrinking them.",
         "Look for a last layer initialized too large (shrink its weights, zero its bias), inputs that are not normalized "
@@ -175,6 +176,7 @@ def check_loss_at_init(learn:Learner, # the Learner, left as it is
                        fail_excess:float=1.5, # ... and this many nats above it a failure
                        z_knows:float=4.0, # below the label entropy is a warning only when this many standard errors below guessing
                        budget:float|None=None, # seconds (unused: a few forward passes)
+                       work:float=60., # GFLOP the forwards may cost (a forward is a third of `work_per_step`), one batch at least: all 4 batches of a model whose forward costs up to 15 GFLOP (the image Learners of tests/external's fastbook scripts: 1.2-4.8), one of a resnet34 U-Net's on 8 images of 64x96 px (47 GFLOP)
                       )->CheckResult:
     "Under a cross-entropy loss, is the loss of the untrained model near ln(C), the loss of uniform predictions over C classes? Measured as the first training step sees it, without dropout's noise"
     name = 'check_loss_at_init'
@@ -195,6 +197,8 @@ def check_loss_at_init(learn:Learner, # the Learner, left as it is
     losses, labels, outputs = [], [], []
     with preserve_rng(learn.dls), torch.no_grad():
         batches_in = training_batches(learn, n_batches)
+        forward = work_per_step(learn, learn.model, *batches_in[0]) / 3
+        batches_in = batches_in[:max(1, min(n_batches, int(work * 1e9 // max(forward, 1.0))))]
         batches = [(predict(model, xb), yb) for xb, yb in batches_in]
         n_classes = batches[-1][0].shape[class_axis(loss_func)]
         mismatch = _head_vs_data(learn, n_classes, [yb[0] for _, yb in batches])
@@ -209,7 +213,7 @@ def check_loss_at_init(learn:Learner, # the Learner, left as it is
     floor = expected if entropy is None else min(entropy, expected)
     low, high = floor * below, expected + max(rtol * expected, min_excess)
     fail_at = max(fail_ratio * expected, expected + fail_excess)
-    measured = {'loss': loss, 'ln_C': expected, 'n_classes': n_classes, 'excess_nats': loss - expected}
+    measured = {'loss': loss, 'ln_C': expected, 'n_classes': n_classes, 'excess_nats': loss - expected, 'batches': len(losses)}
     if entropy is not None: measured['label_entropy'] = entropy
     threshold = (f"between {low:.4f} and {high:.4f} (label entropy x {below:g}; ln({n_classes}) + max({pct(rtol, 0)}, {min_excess:g} nats)); "
                  f"failed above {fail_at:.4f} (max({fail_ratio:g} x ln({n_classes}), ln({n_classes}) + {fail_excess:g} nats))")
@@ -222,7 +226,7 @@ def check_loss_at_init(learn:Learner, # the Learner, left as it is
             f"{loss_name(loss_func)} before training is {loss:.4f}, below the {floor:.4f} of guessing the label frequencies: "
             f"the model already knows the labels (z = {knows:.1f} against its own outputs scored on label-frequency guesses).",
             "Run the sanity checks on an untrained model (fresh_learner builds one); if it is untrained, look for the target leaking into the inputs.")
-    return CheckResult(name, 'passed', measured, threshold, f"loss at init {loss:.4f} ({len(losses)} batches, dropout off) is near ln({n_classes}) = {expected:.4f}.")
+    return CheckResult(name, 'passed', measured, threshold, f"loss at init {loss:.4f} ({plural(len(losses), 'batch', 'batches')}, dropout off) is near ln({n_classes}) = {expected:.4f}.")
 
 # %% ../nbs/34_checks.ipynb #4fe495ba
 from torch.overrides import TorchFunctionMode

@@ -254,7 +254,8 @@ def _probe_inputs(model, xb, g, deadline, max_features, max_forwards)->dict:
     "Which inputs of `xb`, and which features of its float inputs, leave the (eval-mode) output of `model` bitwise unchanged"
     res = dict(inputs=[], features={}, border={}, unprobed=[], unresolved=[])
     with torch.no_grad():
-        base = _plain_out(model, xb)
+        base = res['base'] = _plain_out(model, xb)
+        if not isinstance(base, torch.Tensor): return res # nothing to compare bitwise
         for i, x in enumerate(xb):
             if not isinstance(x, torch.Tensor) or x.numel() == 0: continue
             perturbed = _perturbations(x, g)
@@ -294,9 +295,9 @@ def check_input_dependency(learn:Learner, # the Learner, left as it is (a copy o
     with preserve_rng(learn.dls):
         (xb, _), = training_batches(learn, 1)
         xb = tuple(x[:n_items] if isinstance(x, torch.Tensor) and x.ndim else x for x in xb)
-        with torch.no_grad(): base = _plain_out(copy_model(learn.model).eval(), xb)
-        if not isinstance(base, torch.Tensor): return CheckResult(name, 'skipped', {}, threshold, "The model's output is not a tensor.")
         found = _probe_copy(learn, copy_model(learn.model), xb, seed, deadline, max_features, max_forwards)
+        base = found['base'] # the output the probes are compared with, from the same copy
+        if not isinstance(base, torch.Tensor): return CheckResult(name, 'skipped', {}, threshold, "The model's output is not a tensor.")
         trained = 0
         if found['inputs'] or found['features']: # a zero-initialised layer hides everything before it until the first step
             model = model_copy(learn)
