@@ -651,6 +651,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                                                                        'fastai_paranoid/datachecks.py'),
                                             'fastai_paranoid.datachecks._Adam.zero_grad': ( 'datachecks.html#_adam.zero_grad',
                                                                                             'fastai_paranoid/datachecks.py'),
+                                            'fastai_paranoid.datachecks._AllConsumed': ( 'datachecks.html#_allconsumed',
+                                                                                         'fastai_paranoid/datachecks.py'),
                                             'fastai_paranoid.datachecks._LeakSplit': ( 'datachecks.html#_leaksplit',
                                                                                        'fastai_paranoid/datachecks.py'),
                                             'fastai_paranoid.datachecks._LeakSplit.n_train': ( 'datachecks.html#_leaksplit.n_train',

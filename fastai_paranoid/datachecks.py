@@ -719,6 +719,8 @@ def _input_kinds(learn)->list:
     if first is None: return kinds
     return ['image' if isinstance(t, TensorImageBase) else 'tensor' for t in first[:_n_inp(learn.dls)]]
 
+class _AllConsumed(Exception): "Raised by `_first_consumers`' hook to stop the forward once every input has met its first layer"
+
 def _first_consumers(learn, xs)->dict:
     "For each input tensor in `xs`, the first leaf module of (a copy of) the model that receives it as is"
     model = copy_model(learn.model).eval()
@@ -729,10 +731,11 @@ def _first_consumers(learn, xs)->dict:
         for a in args:
             for i, x in enumerate(xs):
                 if a is x: first.setdefault(i, m)
+        if len(first) == len(xs): raise _AllConsumed # every input found: the rest of the forward is not needed
     handles = [m.register_forward_pre_hook(pre_hook) for m in model.modules() if not list(m.children())]
     try:
         with preserve_rng(learn.dls), torch.no_grad(): model(*xs)
-    except Exception: pass # the statistics are judged without knowing the model's first layer
+    except Exception: pass # stopped once every input was found; or the statistics are judged without knowing the model's first layer
     finally:
         for h in handles: h.remove()
     return first
