@@ -19,7 +19,6 @@ from fastprogress.fastprogress import progress_bar
 from .core import ParanoidWarning, ParanoidError, ON_FINDING, DEPRECATED, emit, on_finding_arg, preserve_rng, get_rng_states, set_rng_states, module_paths, stat_norm_layers, frozen_modules
 from .core import ResultTable, CheckResult, VERDICTS, CHECK_ALPHA, register_check, registered_checks
 from .compat import fastai_class, loader_bs
-from .collect import plural
 from .checkutils import Deadline, CheckIncomplete, work_per_step, steps_for, memorizing, pct, computed_tensors_memo, loaders_kept, SHARED, sharing, _stamps, NoTrainingBatch, \
     training_batches, model_copy, _quiet_dropout, predict, refuse_built_optimizer, user_lr, new_optimizer, has_trained, \
     loss_name, applies_log_softmax, applies_sigmoid, expects_log_probs, class_axis
@@ -153,14 +152,14 @@ def _loss_at_init_high(learn, model, batches_in, name, measured, threshold, n_ba
     if scaled is not None and scaled[0] <= high:
         measured.update(loss_standardized_inputs=scaled[0], input_scale=scaled[1])
         return CheckResult(name, 'info', measured, threshold + "; info when standardizing the inputs brings it in range",
-            f"{lname} of the untrained model ({plural(n_batches, 'batch', 'batches')}, dropout off) is {loss:.4f}, {loss / expected:.2f} "
+            f"{lname} of the untrained model ({n_batches} batch{'es' if n_batches != 1 else ''}, dropout off) is {loss:.4f}, {loss / expected:.2f} "
             f"times ln({n_classes}) = {expected:.4f}, but on the same batches with each input feature standardized it is "
             f"{scaled[0]:.4f}: the inputs' scale (largest |mean| or std of a feature: {scaled[1]:.3g}) makes the first outputs "
             f"large, not the model. Training usually absorbs this in its first steps.",
             "Normalize the inputs (Normalize in batch_tfms, Normalize.from_stats for images, Normalize in a TabularPandas' "
             "procs, or (x - mean) / std of the training set) if the first steps matter to you.")
     return CheckResult(name, verdict, measured, threshold,
-        f"{lname} of the untrained model ({plural(n_batches, 'batch', 'batches')}, dropout off) is {loss:.4f}, {loss / expected:.2f} times "
+        f"{lname} of the untrained model ({n_batches} batch{'es' if n_batches != 1 else ''}, dropout off) is {loss:.4f}, {loss / expected:.2f} times "
         f"ln({n_classes}) = {expected:.4f}, the loss of uniform predictions over the model's {n_classes} outputs: its first "
         f"outputs are confidently wrong, and the first steps of training go to shrinking them.",
         "Look for a last layer initialized too large (shrink its weights, zero its bias), inputs that are not normalized "
@@ -226,7 +225,7 @@ def check_loss_at_init(learn:Learner, # the Learner, left as it is
             f"{loss_name(loss_func)} before training is {loss:.4f}, below the {floor:.4f} of guessing the label frequencies: "
             f"the model already knows the labels (z = {knows:.1f} against its own outputs scored on label-frequency guesses).",
             "Run the sanity checks on an untrained model (fresh_learner builds one); if it is untrained, look for the target leaking into the inputs.")
-    return CheckResult(name, 'passed', measured, threshold, f"loss at init {loss:.4f} ({plural(len(losses), 'batch', 'batches')}, dropout off) is near ln({n_classes}) = {expected:.4f}.")
+    return CheckResult(name, 'passed', measured, threshold, f"loss at init {loss:.4f} ({len(losses)} batch{'es' if len(losses) != 1 else ''}, dropout off) is near ln({n_classes}) = {expected:.4f}.")
 
 # %% ../nbs/34_checks.ipynb #4fe495ba
 from torch.overrides import TorchFunctionMode
