@@ -207,6 +207,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                         'fastai_paranoid.checks._clamping': ('checks.html#_clamping', 'fastai_paranoid/checks.py'),
                                         'fastai_paranoid.checks._copy_training_state': ( 'checks.html#_copy_training_state',
                                                                                          'fastai_paranoid/checks.py'),
+                                        'fastai_paranoid.checks._default_lr': ('checks.html#_default_lr', 'fastai_paranoid/checks.py'),
                                         'fastai_paranoid.checks._drop': ('checks.html#_drop', 'fastai_paranoid/checks.py'),
                                         'fastai_paranoid.checks._failed_with_causes': ( 'checks.html#_failed_with_causes',
                                                                                         'fastai_paranoid/checks.py'),

@@ -488,6 +488,10 @@ def _failed_with_causes(name:str, measured:dict, threshold:str, story:str, cause
         fix = ' '.join(f"({i}) {fix.rstrip('.')}." for i, (*_, fix) in enumerate(causes, 1))
     return CheckResult(name, 'failed', measured, threshold, f"{story}. {named}", fix)
 
+def _default_lr(learn:Learner, given:bool)->bool:
+    "Is the rate a check trains at fastai's default `learn.lr`, because no one gave one (not the check, the Learner, or its `opt_func`)?"
+    return not given and 'lr' not in getattr(learn.opt_func, 'keywords', {}) and learn.lr == defaults.lr
+
 @register_check(30)
 def check_overfit_one_batch(learn:Learner, # the Learner, left as it is
                             max_steps:int=1000, # most optimizer steps; the run goes on while the loss falls, within `work`
@@ -504,7 +508,7 @@ def check_overfit_one_batch(learn:Learner, # the Learner, left as it is
                            )->CheckResult:
     "Can the trainable part of a copy of the model, dropout off, drive the loss on a few items near 0, at the user's rate? The criterion is the loss, not the accuracy."
     name = 'check_overfit_one_batch'
-    lr = user_lr(learn, lr)
+    lr_given, lr = lr is not None, user_lr(learn, lr)
     target = lambda losses: max(atol, rtol * losses[0])
     def stalled(losses): # a plateau counts only above `on_its_way` x step 0: XOR-like losses rest on plateaus far below their start
         return len(losses) >= min_steps and _drop(losses, len(losses) // 4) < stall and losses[-1] > on_its_way * losses[0]
@@ -554,8 +558,11 @@ def check_overfit_one_batch(learn:Learner, # the Learner, left as it is
     how = "became non-finite" if not math.isfinite(last) else f"stalled: the loss {_trend(losses, span)}"
     causes = overfit_causes(learn, run['model'], run['batch'], earlier)
     if causes: return _failed_with_causes(name, measured, threshold, f"{story}: it {how}{accuracy_note}", causes)
+    guessed = (f" The rate lr={lr:g} is learn.lr, fastai's default, and no rate was given to the check or to opt_func: if you train "
+               f"at another one (fit_one_cycle(n, lr)), run the check at it: learn.sanity_check(lr=...)."
+               if _default_lr(learn, given=lr_given) else '')
     return CheckResult(name, 'failed', measured, threshold,
-        f"{story}: it {how}{accuracy_note}.",
+        f"{story}: it {how}{accuracy_note}.{guessed}",
         "A model that cannot memorize a few items has a bug between its inputs, its outputs and the loss: run check_loss_activation "
         "(a Softmax before CrossEntropy stalls near 0.74 on 4 classes), check that the forward uses its input, the targets, "
         "the frozen layers and the learning rate.")
