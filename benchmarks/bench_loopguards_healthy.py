@@ -6,7 +6,7 @@ regression, collab), each trained for real with the guards attached, in one of f
 alarm (what makes `fastai-paranoid check` exit 1); info notes are counted apart.
 
 Run by hand from the repository root: `python benchmarks/bench_loopguards_healthy.py [--n 60] [--seed 0] [--start 0] [--epochs 2] [--fit-guards]`
-(`--fit-guards`: the eight guards of 13_loopguards and 14_fitchecks as `paranoid()` installs them, `FitGuards` + `LoadGuard`)."""
+(`--fit-guards`: the eight guards of 13_loopguards and 14_fitchecks as `paranoid()` installs them, in one `FitGuards`)."""
 import argparse, sys, time, warnings
 from collections import Counter
 from functools import partial
@@ -44,9 +44,11 @@ def run_one(d:dict, epochs:int, fit_guards:bool=False) -> dict:
     found, start = [], time.perf_counter()
     try:
         learn = make_learner(d)
-        if fit_guards: # as paranoid() installs them: the seven guards with events in the loop in one FitGuards, and LoadGuard
-            from fastai_paranoid.fitchecks import FitGuards, LoadGuard
-            learn.add_cbs([FitGuards(), LoadGuard()])
+        if fit_guards: # as paranoid() installs them: the eight guards in one FitGuards, given `after_create` as ParanoidInstaller gives it
+            from fastai_paranoid.fitchecks import FitGuards
+            guards = FitGuards()
+            learn.add_cb(guards)
+            guards('after_create') # LoadGuard wraps fastai's load_model from here on
         else: learn.add_cbs([g() for g in LOOP_GUARDS])
         with finding_sink(found.append), warnings.catch_warnings(), learn.no_bar(), learn.no_logging(), contextlib.redirect_stdout(io.StringIO()):
             warnings.simplefilter('ignore')
@@ -63,7 +65,7 @@ def main(argv=None):
     parser.add_argument('--draws', type=int, nargs='*', help='only these draws (by index)')
     parser.add_argument('--start', type=int, default=0, help='first draw (draws are fixed by index and seed, so a stopped run resumes where it stopped)')
     parser.add_argument('--epochs', type=int, default=2)
-    parser.add_argument('--fit-guards', action='store_true', help="the eight guards of the real fit as paranoid() installs them (FitGuards + LoadGuard), not the four loop guards")
+    parser.add_argument('--fit-guards', action='store_true', help="the eight guards of the real fit as paranoid() installs them (one FitGuards), not the four loop guards")
     args = parser.parse_args(argv)
     runs = []
     for i in (args.draws or range(args.start, args.n)):
