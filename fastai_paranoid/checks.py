@@ -489,7 +489,7 @@ def _failed_with_causes(name:str, measured:dict, threshold:str, story:str, cause
     return CheckResult(name, 'failed', measured, threshold, f"{story}. {named}", fix)
 
 def _default_lr(learn:Learner, given:bool)->bool:
-    "Is the rate a check trains at fastai's default `learn.lr`, because no one gave one (not the check, the Learner, or its `opt_func`)?"
+    "Is the rate a check trains at fastai's default `learn.lr`, with none given to the check or fixed by `opt_func`? (A Learner built with `lr=1e-3` looks the same: the note then says what is still true, that the rate is the default)"
     return not given and 'lr' not in getattr(learn.opt_func, 'keywords', {}) and learn.lr == defaults.lr
 
 @register_check(30)

@@ -454,10 +454,10 @@ def work_per_step(learn:Learner, # the Learner whose loss function is used (and 
     known = SHARED.note(learn, key)
     if known is not None: return known
     twin = copy_model(model) # a forward can change a model's state (BatchNorm statistics, an RNN's hidden state)
-    n = _n_items(xb, yb)
+    n = _batch_items(xb, yb)
     flops = None
     if n is not None and n > COUNTED_ITEMS: # counted on the first items, scaled to the batch
-        flops = _forward_flops(learn, twin, _first(xb, COUNTED_ITEMS), _first(yb, COUNTED_ITEMS))
+        flops = _forward_flops(learn, twin, _first_items(xb, COUNTED_ITEMS), _first_items(yb, COUNTED_ITEMS))
         if flops is not None: flops *= n / COUNTED_ITEMS
     if flops is None: flops = _forward_flops(learn, twin, xb, yb) # a model or loss that needs the whole batch
     if flops is None: # an op the counter cannot run through: a dense net's forward and backward, 6 FLOPs per parameter per item
@@ -467,12 +467,14 @@ def work_per_step(learn:Learner, # the Learner whose loss function is used (and 
 
 COUNTED_ITEMS = 2 # the items `work_per_step` runs its counted forward on: a forward's FLOPs grow with the items one by one (matrix products, convolutions, attention within an item), so the count on 2 items, scaled to the batch, is the batch's count at a fraction of its cost (a U-Net's forward on 8 images takes 0.7 s on a CPU)
 
-def _n_items(xb:tuple, yb:tuple)->int|None:
+def _batch_items(xb:tuple, yb:tuple)->int|None:
     "The items of a batch: the first dimension that every tensor in it shares (None when they differ, or there is none)"
     ns = {len(t) for t in (*xb, *yb) if isinstance(t, torch.Tensor) and t.ndim}
     return ns.pop() if len(ns) == 1 else None
 
-def _first(b:tuple, n:int)->tuple: return tuple(t[:n] if isinstance(t, torch.Tensor) and t.ndim else t for t in b)
+def _first_items(b:tuple, n:int)->tuple:
+    "The first `n` items of each tensor with a batch dimension in `b`"
+    return tuple(x[:n] if isinstance(x, torch.Tensor) and x.ndim else x for x in b)
 
 def _forward_flops(learn, twin, xb, yb)->float|None:
     "FLOPs of `twin`'s forward and `learn.loss_func` on `(xb, yb)` as `FlopCounterMode` counts them; None when it cannot run through"

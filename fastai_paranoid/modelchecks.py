@@ -10,7 +10,7 @@ from torch import nn
 from fastai.learner import Learner
 from fastai.optimizer import OptimWrapper
 from .core import CheckResult, register_check, preserve_rng
-from .checkutils import Deadline, copy_model, training_batches, model_copy, predict, new_optimizer, user_lr, loss_name
+from .checkutils import Deadline, copy_model, training_batches, model_copy, predict, new_optimizer, user_lr, loss_name, _first_items
 
 def param_paths(model:nn.Module, # the model
                )->dict:
@@ -521,10 +521,6 @@ def _gradient_result(name, measured, threshold, rows, names, defined, upstream, 
         f"inconclusive for the custom autograd.Function(s) {names}: in {count('unstable')} of {len(rows)} directions the central "
         f"differences disagree between step sizes (a forward with kinks, jumps or noise at this scale).",
         f"Check {names} alone: {gradcheck}.")
-
-def _first_items(b:tuple, n:int)->tuple:
-    "The first `n` items of each tensor with a batch dimension in `b`"
-    return tuple(x[:n] if isinstance(x, torch.Tensor) and x.ndim else x for x in b)
 
 def _function_names(mine:dict)->tuple:
     "`(names, defined)`: the custom Functions' names, sorted, and where each is defined"
