@@ -4,7 +4,7 @@ from pathlib import Path
 import pytest
 from fastai.callback.core import Callback
 from fastai_paranoid.cli import main
-from cli_helpers import ROOT, notebook, command
+from cli_helpers import ROOT, CLI_CODE, notebook, command
 from fastai_paranoid.runner import check_file, check_paths, runnable_files
 
 
@@ -159,8 +159,7 @@ def test_an_interrupted_folder_reports_and_saves_the_files_already_checked(tmp_p
     (tmp_path/'b_sleeps.py').write_text(ignore + 'import time\ntime.sleep(120)\n')
     (tmp_path/'c_last.py').write_text('x = 3\n')
     env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS='1', COLUMNS='100')
-    code_ = 'import sys; from fastai_paranoid.cli import main; sys.exit(main())'
-    proc = subprocess.Popen([sys.executable, '-c', code_, 'check', '.', '--n-workers', '1', '--no-sanity', '--json', 'out.json'],
+    proc = subprocess.Popen([sys.executable, '-c', CLI_CODE, 'check', '.', '--n-workers', '1', '--no-sanity', '--json', 'out.json'],
                             cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         seen = []

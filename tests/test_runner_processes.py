@@ -3,7 +3,7 @@ import os, signal, subprocess, sys, time
 from pathlib import Path
 import pytest
 psutil = pytest.importorskip('psutil')
-from cli_helpers import ROOT, notebook
+from cli_helpers import ROOT, CLI_CODE, notebook
 
 # The checked code: digits through fastai DataLoaders with two worker processes each (grandchildren of the command's worker),
 # each DataLoader worker writing its pid to pids/. --hang: after 3 batches, says so in the file 'ready' and waits for an interrupt.
@@ -56,12 +56,12 @@ def _alive(p)->bool:
 def _watched(tmp_path, *args, signal_at_ready=None, to_group=False):
     "Run `fastai-paranoid check ARGS` in `tmp_path`, collecting its process tree while it runs; with `signal_at_ready`, send that signal once the file 'ready' exists (to the command's process group with `to_group`, as Ctrl-C in a terminal sends it)"
     env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS='1', COLUMNS='100')
-    code = 'import sys; from fastai_paranoid.cli import main; sys.exit(main())'
-    proc = subprocess.Popen([sys.executable, '-c', code, 'check', *args], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
+    proc = subprocess.Popen([sys.executable, '-c', CLI_CODE, 'check', *args], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, start_new_session=to_group)
     command, seen, parents, sent = psutil.Process(proc.pid), {}, {}, False
+    hang_guard = time.monotonic() + 600 # a command that never ends fails the test below (communicate's timeout), not the whole run
     try:
-        while proc.poll() is None:
+        while proc.poll() is None and time.monotonic() < hang_guard:
             try: tree = command.children(recursive=True)
             except psutil.NoSuchProcess: break
             for p in tree:
