@@ -19,7 +19,7 @@ from fastprogress.fastprogress import progress_bar
 from .core import ParanoidWarning, ParanoidError, ON_FINDING, DEPRECATED, emit, on_finding_arg, preserve_rng, get_rng_states, set_rng_states, module_paths, stat_norm_layers, frozen_modules
 from .core import ResultTable, CheckResult, VERDICTS, CHECK_ALPHA, register_check, registered_checks
 from .compat import fastai_class, loader_bs
-from .checkutils import Deadline, CheckIncomplete, work_per_step, steps_for, memorizing, pct, computed_tensors_memo, loaders_kept, SHARED, sharing, _stamps, NoTrainingBatch, \
+from .checkutils import Deadline, CheckIncomplete, work_per_step, steps_for, items_for, _batch_items, probe_items, PROBE_WORK, _first_items as _items_of, memorizing, pct, computed_tensors_memo, loaders_kept, SHARED, sharing, _stamps, NoTrainingBatch, \
     training_batches, model_copy, _quiet_dropout, predict, refuse_built_optimizer, user_lr, new_optimizer, has_trained, \
     loss_name, applies_log_softmax, applies_sigmoid, expects_log_probs, class_axis
 # the checks of the modules below register themselves (`register_check`): learn.sanity_check() runs them with these
@@ -321,6 +321,7 @@ def _log_probs_for_loss(name:str, probs, where:str, lname:str, tol:float)->Check
 @register_check(20)
 def check_loss_activation(learn:Learner, # the Learner, left as it is
                           tol:float=1e-3, # how close to 1 rows must sum to count as probabilities
+                          work:float=PROBE_WORK, # GFLOP the forward may cost: the first items of the batch it pays for when a forward on all costs more (`probe_items`)
                           budget:float|None=None, # seconds (unused: one forward pass)
                          )->CheckResult:
     "Do the model's outputs already carry the activation its loss applies (softmax before cross-entropy, sigmoid before BCEWithLogits)?"
@@ -332,7 +333,8 @@ def check_loss_activation(learn:Learner, # the Learner, left as it is
     model = model_copy(learn)
     with preserve_rng(learn.dls):
         xb, yb = training_batches(learn, 1)[0]
-        pred, last, calls, owner = _last_leaf(model, xb)
+        k = probe_items(learn, xb, yb, work)
+        pred, last, calls, owner = _last_leaf(model, xb if k is None else _items_of(xb, k))
     where = _where(model, last, calls, owner)
     call = calls[-1].split('.')[-1] if calls else None
     if calls: last = None # the last module is not what made the outputs: judge them by their call and values
@@ -859,6 +861,14 @@ class _StopAfter(Callback):
         self.seen += 1
         if self.seen >= self.n_batches: raise CancelFitException()
 
+class _FirstItems(Callback):
+    "Train on the first `n` items of each batch: before any other callback sees the batch, so that the whole step runs on them"
+    order = -100
+    def __init__(self, n:int): self.n = n # items kept
+    def before_batch(self):
+        if not self.training: return
+        self.learn.xb, self.learn.yb = _first_items(self.learn.xb, self.n), _first_items(self.learn.yb, self.n)
+
 def _user_cbs(learn):
     "The callbacks the user added: not the defaults every Learner gets, not the progress bar"
     progress_cb = fastai_class('fastai.callback.progress', 'ProgressCallback') # not imported by this module: its import registers ProgressCallback
@@ -937,11 +947,21 @@ def check_frozen(learn:Learner, # the Learner, left as it is
         xb, yb = training_batches(learn, 1)[0]
         step_gflop = work_per_step(learn, learn.model, xb, yb) / 1e9
     n_batches = max(1, steps_for(work, step_gflop * 1e9, n_batches))
-    param_moves, stat_moves = _frozen_moves(learn, param_names, norm_names + unheld_names, n_batches, lr)
+    # a step over the allowance runs on the first items of the batch it pays for (2 at the fewest): a frozen tensor moves
+    # with any number of items, and so do running statistics
+    items = items_for(work, step_gflop * 1e9, xb, yb)
+    try: param_moves, stat_moves = _frozen_moves(learn, param_names, norm_names + unheld_names, n_batches, lr, items)
+    except Exception:
+        if items is None: raise
+        items = None # a model or callback that needs the whole batch
+        param_moves, stat_moves = _frozen_moves(learn, param_names, norm_names + unheld_names, n_batches, lr, items)
+    n_items = _batch_items(xb, yb)
+    on = (f"{n_batches} training batch{'es' if n_batches != 1 else ''}" if items is None else
+          f"1 training step on {items} of the {n_items} items of a batch (its work allowance of {work:g} GFLOP pays for that many of a {step_gflop:.3g}-GFLOP step)")
     unheld_moves = {n: stat_moves.pop(n) for n in unheld_names}
     moved_params = [n for n, d in param_moves.items() if d > 0]
     moved_norms = [n for n, (dm, dv) in stat_moves.items() if dm > 0 or dv > 0]
-    measured = {'batches': n_batches, 'step_gflop': step_gflop, 'lr': lr, 'frozen_params': len(param_names), 'frozen_norm_layers': len(norm_names),
+    measured = {'batches': n_batches, 'items': items or n_items, 'step_gflop': step_gflop, 'lr': lr, 'frozen_params': len(param_names), 'frozen_norm_layers': len(norm_names),
                 'trainable_norm_layers_in_frozen_groups': len(trainable_bn),
                 'frozen_with_stale_grad': len(stale), 'params_changed': len(moved_params), 'norm_layers_moved': len(moved_norms)}
     if moved_params: measured['max_param_change'] = max(param_moves.values())
@@ -949,17 +969,17 @@ def check_frozen(learn:Learner, # the Learner, left as it is
     threshold = "no change"
     moved_unheld = [n for n, (dm, dv) in unheld_moves.items() if dm > 0 or dv > 0]
     if moved_unheld and not moved_params and not moved_norms:
-        return _holder_holds_nothing(learn, name, measured, holders, unheld_moves, n_batches, lr)
+        return _holder_holds_nothing(learn, name, measured, holders, unheld_moves, on, lr)
     if not moved_params and not moved_norms:
         by_design = (f"; the {len(trainable_bn)} normalization layers of the frozen groups are trainable under train_bn=True "
                      f"(fastai's default: their parameters and statistics train by design)" if trainable_bn else '')
         return CheckResult(name, 'passed', measured, threshold,
             f"{len(param_names)} frozen parameter tensors and the running statistics of {len(norm_names)} frozen normalization "
-            f"layers are unchanged after {n_batches} training batch{'es' if n_batches != 1 else ''} at lr={lr:g}"
+            f"layers are unchanged after {on} at lr={lr:g}"
             + (f" ({len(stale)} of them carry a gradient from an earlier fit, replayed)" if stale else "") + by_design + ".")
-    return _frozen_changed(learn, name, measured, threshold, n_batches, lr, param_names, norm_names, stale, param_moves, stat_moves)
+    return _frozen_changed(learn, name, measured, threshold, on, lr, param_names, norm_names, stale, param_moves, stat_moves)
 
-def _holder_holds_nothing(learn, name, measured, holders, unheld_moves, n_batches, lr)->CheckResult:
+def _holder_holds_nothing(learn, name, measured, holders, unheld_moves, on, lr)->CheckResult:
     "`check_frozen`'s failure when a callback meant to hold BatchNorm statistics (`BnFreeze`) holds none of the frozen groups' BatchNorm layers, trainable under train_bn=True, and their statistics drift"
     paths = module_paths(learn.model)
     modules = dict(learn.model.named_modules())
@@ -974,7 +994,7 @@ def _holder_holds_nothing(learn, name, measured, holders, unheld_moves, n_batche
     measured = measured | {'bn_holders': names, 'unheld_norm_layers_moved': len(moved),
                            'max_unheld_stat_change': max(max(d) for d in moved.values())}
     return CheckResult(name, 'failed', measured, "no change in the statistics a BatchNorm-holding callback is there to hold",
-        f"{names} holds nothing: {why}; during {n_batches} training batch{'es' if n_batches != 1 else ''} of a copy of the Learner at lr={lr:g}, the running "
+        f"{names} holds nothing: {why}; during {on} of a copy of the Learner at lr={lr:g}, the running "
         f"statistics of {len(moved)} of the {len(unheld_moves)} BatchNorm layers of the frozen groups moved: " + '; '.join(evidence) + '.',
         f"Freeze the BatchNorm parameters with the rest, so that {type(holders[0]).__name__} can hold them: learn = Learner(..., train_bn=False) "
         "(vision_learner(..., train_bn=False)), then learn.freeze(); or keep train_bn=True and hold the statistics with "
@@ -995,7 +1015,7 @@ def _nothing_frozen(learn:Learner, name:str)->CheckResult:
                           if nothing else "parameter group (learn.freeze() makes some)."),
                        fix=FIX_SPLITTER if nothing else '')
 
-def _frozen_moves(learn:Learner, param_names:list, norm_names:list, n_batches:int, lr:float)->tuple:
+def _frozen_moves(learn:Learner, param_names:list, norm_names:list, n_batches:int, lr:float, items:int|None=None)->tuple:
     "How far each frozen parameter and the running statistics of each frozen normalization layer move during a short fit of a copy of the Learner: `({param: max abs change}, {layer: [mean change, var change]})`"
     with preserve_rng(learn.dls), loaders_kept(learn.dls), tempfile.TemporaryDirectory() as tmp:
         clone = learner_copy(learn, path=tmp)
@@ -1007,13 +1027,14 @@ def _frozen_moves(learn:Learner, param_names:list, norm_names:list, n_batches:in
         no_bar = clone.no_bar() if hasattr(clone, 'no_bar') else contextlib.nullcontext() # no bar to hide unless fastai.callback.progress is imported
         dl = learn.dls.train # read in this process: worker processes for a few batches cost more than the batches
         no_workers = dl.fake_l.no_multiproc() if hasattr(dl, 'fake_l') else contextlib.nullcontext()
-        with no_bar, clone.no_logging(), no_workers: clone.fit(n_epochs, lr=lr, cbs=_StopAfter(n_batches))
+        cbs = [_StopAfter(n_batches)] + ([_FirstItems(items)] if items else [])
+        with no_bar, clone.no_logging(), no_workers: clone.fit(n_epochs, lr=lr, cbs=cbs)
         stats_after = stats()
     param_moves = {n: float((params[n].detach() - params_before[n]).abs().max()) for n in param_names}
     stat_moves = {n: [float((a - b).abs().max()) for a, b in zip(stats_after[n], stats_before[n])] for n in norm_names}
     return param_moves, stat_moves
 
-def _frozen_changed(learn, name, measured, threshold, n_batches, lr, param_names, norm_names, stale, param_moves, stat_moves)->CheckResult:
+def _frozen_changed(learn, name, measured, threshold, on, lr, param_names, norm_names, stale, param_moves, stat_moves)->CheckResult:
     "`check_frozen`'s failure: which frozen parameters and normalization layers changed, by how much, and the fix for each cause"
     moved_params = [n for n, d in param_moves.items() if d > 0]
     moved_norms = [n for n, (dm, dv) in stat_moves.items() if dm > 0 or dv > 0]
@@ -1037,6 +1058,6 @@ def _frozen_changed(learn, name, measured, threshold, n_batches, lr, param_names
                      "an optimizer that steps parameters without gradients)")
     fix = '; '.join(fixes)
     return CheckResult(name, 'failed', measured, threshold,
-        f"during {n_batches} training batch{'es' if n_batches != 1 else ''} of a copy of the Learner at lr={lr:g}, {len(moved_norms)} of {len(norm_names)} frozen "
+        f"during {on} of a copy of the Learner at lr={lr:g}, {len(moved_norms)} of {len(norm_names)} frozen "
         f"normalization layers and {len(moved_params)} of {len(param_names)} frozen parameters changed: " + '; '.join(evidence) + '.',
         fix[:1].upper() + fix[1:] + '.', claim='certain')

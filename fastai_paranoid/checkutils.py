@@ -18,12 +18,12 @@ from .compat import flop_counter, to_learner_device, base_loss_func, OPT_STATE_K
 from .core import preserve_rng, get_rng_states, set_rng_states, rng_fingerprint
 
 # %% auto #0
-__all__ = ['SHARED', 'OPT_FLOPS_PER_PARAM', 'COUNTED_ITEMS', 'first_tensor', 'computed_tensors_memo', 'copy_model',
+__all__ = ['SHARED', 'OPT_FLOPS_PER_PARAM', 'COUNTED_ITEMS', 'PROBE_WORK', 'first_tensor', 'computed_tensors_memo', 'copy_model',
            'CheckIncomplete', 'Deadline', 'pct', 'SharedReads', 'sharing', 'LoaderState', 'loaders_kept',
            'NoTrainingBatch', 'training_batches', 'TrainingRead', 'LazyBatches', 'model_copy', 'predict',
            'refuse_built_optimizer', 'user_lr', 'new_optimizer', 'has_trained', 'loss_name', 'applies_log_softmax',
            'applies_sigmoid', 'expects_log_probs', 'class_axis', 'StoredData', 'work_per_step', 'steps_for',
-           'memorizing']
+           'items_for', 'probe_items', 'memorizing']
 
 # %% ../nbs/30_checkutils.ipynb #945de5c3
 def first_tensor(o):
@@ -492,6 +492,26 @@ def steps_for(work:float, # the allowance, in GFLOP
              )->int:
     "How many steps of `per_step` FLOPs a work allowance of `work` GFLOP pays for, at most `max_steps`"
     return int(min(max_steps, work * 1e9 // max(per_step, 1.0)))
+
+def items_for(work:float, # the allowance, in GFLOP
+              per_step:float, # FLOPs of one step on the whole batch (`work_per_step`)
+              xb:tuple, yb:tuple, # the batch
+              least:int=COUNTED_ITEMS, # the fewest items a step runs on
+             )->int|None:
+    "How many of the batch's items one step may run on within a work allowance of `work` GFLOP: None (the whole batch) when a step on all of them fits, or when the batch has no item dimension that every tensor shares; else as many as it pays for, `least` at the fewest (the work of a step grows with its items one by one)"
+    n = _batch_items(xb, yb)
+    if n is None or per_step <= work * 1e9: return None
+    k = max(least, int(n * work * 1e9 // per_step))
+    return k if k < n else None
+
+PROBE_WORK = 20. # GFLOP one forward of a probe may cost (check_input_dependency, check_output_variation, check_loss_activation, check_batch_independence): every item of a batch for most models, 3 of a resnet34 U-Net's 8 images of 64x96 px (47 GFLOP a forward)
+
+def probe_items(learn:Learner, # the Learner whose model is probed
+                xb:tuple, yb:tuple, # a training batch
+                work:float=PROBE_WORK, # GFLOP the forward may cost
+               )->int|None:
+    "How many of the first items of `(xb, yb)` one forward of `learn.model` may run on within `work` GFLOP (a forward is a third of `work_per_step`): None (no limit) when a forward on the whole batch fits, else as many as it pays for, 2 at the fewest. A probe (an input ignored, outputs that collapse, an activation before the loss, examples that mix) shows on any few items"
+    return items_for(work, work_per_step(learn, learn.model, xb, yb) / 3, xb, yb)
 
 _STAT_NORMS = (nn.modules.batchnorm._BatchNorm, nn.modules.instancenorm._InstanceNorm)
 

@@ -10,7 +10,7 @@ import torch
 from torch import nn
 from .core import CheckResult, register_check, preserve_rng, rng_fingerprint, module_paths, CHECK_ALPHA
 from .compat import fastai_class, flop_counter
-from .checkutils import Deadline, copy_model, first_tensor as _first_tensor, SHARED, sharing, _stamps, new_loader
+from .checkutils import Deadline, copy_model, first_tensor as _first_tensor, SHARED, sharing, _stamps, new_loader, training_batches, NoTrainingBatch, probe_items, PROBE_WORK, no_workers
 
 def _plain(t):
     "`t` as a plain CPU tensor (fastai's TensorImage & co. lose their subclass)"
@@ -85,7 +85,7 @@ def _read_batches(learn, ds_idx:int, max_items:int|None, deadline:Deadline|None)
     with preserve_rng(learn.dls):
         ordered = _ordered_loader(dl)
         seen, kept_bytes = 0, 0
-        with _deterministic_pipeline(dl):
+        with _deterministic_pipeline(dl), no_workers(ordered): # read in this process: worker processes cost more than a few batches
             for b in ordered:
                 batches.append([_plain(t) for t in b])
                 seen += len(batches[-1][0])
@@ -913,6 +913,7 @@ def _where_mixing_starts(model, paths, records, inputs, row, limit):
 def check_batch_independence(learn, # the Learner whose model is tested (a copy, in eval mode)
                              n_rows:int=4, # examples of one validation batch, run together; the first's and the last's outputs are differentiated against every input
                              rel_tol:float=1e-6, # off-diagonal gradient allowed, relative to the largest diagonal one
+                             work:float=PROBE_WORK, # GFLOP a forward may cost: fewer rows (2 at the fewest) when a forward on `n_rows` training items costs more (`probe_items`)
                              budget:float|None=None, # seconds (unused: n_rows backward passes)
                             )->CheckResult:
     "Batch independence (Karpathy): in eval mode, no example's output depends on another example's input. The outputs of the first and the last example are differentiated (two backward passes): a mix across the batch reaches one of them, whether every output mixes (a reduction over the batch, BatchNorm on batch statistics), neighbours do (a view across dim 0), or later outputs see earlier inputs (an RNN run over the batch dimension)"
@@ -920,6 +921,9 @@ def check_batch_independence(learn, # the Learner whose model is tested (a copy,
     threshold = f"cross-example gradient <= {rel_tol} x the largest own-input gradient"
     split = 1 if _n_items(learn, 1) >= 2 else 0
     if _n_items(learn, split) < 2: return CheckResult(name, 'skipped', dict(n_items=_n_items(learn, split)), threshold, "Fewer than 2 items to compare.")
+    with preserve_rng(learn.dls):
+        try: n_rows = min(n_rows, probe_items(learn, *training_batches(learn, 1)[0], work) or n_rows)
+        except NoTrainingBatch: pass # no training batch to count a forward on: the validation rows as asked
     xs, _ = served_items(learn, split, max_items=n_rows)
     n = len(xs[0])
     if n < 2: return CheckResult(name, 'skipped', dict(n_items=n), threshold, "Fewer than 2 items to compare.")

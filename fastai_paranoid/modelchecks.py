@@ -10,7 +10,7 @@ from torch import nn
 from fastai.learner import Learner
 from fastai.optimizer import OptimWrapper
 from .core import CheckResult, register_check, preserve_rng
-from .checkutils import Deadline, copy_model, training_batches, model_copy, predict, new_optimizer, user_lr, loss_name, _first_items
+from .checkutils import Deadline, copy_model, training_batches, model_copy, predict, new_optimizer, user_lr, loss_name, _first_items, work_per_step, items_for, _batch_items, SHARED, probe_items, PROBE_WORK
 
 def param_paths(model:nn.Module, # the model
                )->dict:
@@ -28,6 +28,18 @@ def _plain_out(model:nn.Module, xb:tuple)->torch.Tensor:
     if hasattr(model, 'reset'): model.reset() # fastai's RNNs keep a hidden state between calls: start each from the same
     out = predict(model, xb)
     return out.as_subclass(torch.Tensor) if isinstance(out, torch.Tensor) else out
+
+def eval_output(learn:Learner, # the Learner whose model is run (a copy of it)
+                xb:tuple, # the inputs
+                out=None, # the output a check computed for `xb` on a copy of `learn.model` in eval mode, to keep for the run
+               ):
+    "The output of a copy of `learn.model` in eval mode on `xb` (`_plain_out`, without gradients), computed once per run of checks for the same input tensors: check_input_dependency and check_output_variation both start from it"
+    key = ('eval_output', tuple((x.data_ptr(), tuple(x.shape), x.stride(), x._version, x.dtype) if isinstance(x, torch.Tensor) else id(x) for x in xb))
+    if out is None: out = SHARED.note(learn, key)
+    if out is None:
+        with torch.no_grad(): out = _plain_out(copy_model(learn.model).eval(), xb)
+    SHARED.note(learn, key, out)
+    return out
 
 def sign_step(params:list, # parameters whose .grad is set
               lr:float, # the step size
@@ -53,8 +65,9 @@ def train_steps(model:nn.Module, # a copy, trained in place
     return steps
 
 # %% auto #0
-__all__ = ['param_paths', 'sign_step', 'train_steps', 'optimizer_params', 'check_optimizer_coverage', 'check_gradient_flow',
-           'check_input_dependency', 'check_output_variation', 'custom_functions', 'check_gradient_correctness']
+__all__ = ['param_paths', 'eval_output', 'sign_step', 'train_steps', 'optimizer_params', 'check_optimizer_coverage',
+           'check_gradient_flow', 'check_input_dependency', 'check_output_variation', 'custom_functions',
+           'check_gradient_correctness']
 
 # %% ../nbs/32_modelchecks.ipynb #588a19f2
 def optimizer_params(opt)->list:
@@ -114,6 +127,11 @@ def _gradient_state(g)->str:
     if not bool(torch.isfinite(g).all()): return 'nonfinite'
     return 'ok' if bool(g.any()) else 'zero'
 
+def _first_of(batch:tuple, items:int|None)->tuple:
+    "`(xb, yb)` cut to their first `items` items (None: the whole batch)"
+    xb, yb = batch
+    return (xb, yb) if items is None else (_first_items(xb, items), _first_items(yb, items))
+
 def _gradients(model, named, loss_func, xb, yb, seed)->dict:
     "The state of each parameter's gradient from the loss on one batch, the model's own randomness drawn from `seed`"
     model.zero_grad(set_to_none=True)
@@ -124,6 +142,7 @@ def _gradients(model, named, loss_func, xb, yb, seed)->dict:
 @register_check(12)
 def check_gradient_flow(learn:Learner, # the Learner, left as it is (a copy of its model is trained one step)
                         max_passes:int=16, # forward-backward passes (other batches, other seeds) before a gradient-less parameter counts as cut off
+                        work:float=60., # GFLOP a pass may cost (`work_per_step` of a training batch): a pass over it runs on the first items it pays for (2 at the fewest), 3 of a resnet34 U-Net's 8 images of 64x96 px
                         budget:float|None=None, # seconds: the wall-clock safety net ('incomplete' when it runs out; None: none)
                        )->CheckResult:
     "Does every trainable parameter get a finite, non-zero gradient from the loss? A zero one is re-checked on other batches and seeds (stochastic depth) and after one optimizer step (zero-initialised layers) before it counts"
@@ -135,7 +154,13 @@ def check_gradient_flow(learn:Learner, # the Learner, left as it is (a copy of i
     if not named: return CheckResult(name, 'skipped', {}, threshold, "The model has no trainable parameter.")
     with preserve_rng(learn.dls):
         batches = training_batches(learn, 3)
-        first = _gradients(model, named, learn.loss_func, *batches[0], seed=0)
+        step = work_per_step(learn, model, *batches[0])
+        items, n_items = items_for(work, step, *batches[0]), _batch_items(*batches[0])
+        try: first = _gradients(model, named, learn.loss_func, *_first_of(batches[0], items), seed=0)
+        except Exception:
+            if items is None: raise
+            items = None # a model or loss that needs the whole batch
+            first = _gradients(model, named, learn.loss_func, *batches[0], seed=0)
         suspects = {n: s for n, s in first.items() if s != 'ok'}
         passes, stepped = 1, False
         while suspects and passes < max_passes:
@@ -143,15 +168,17 @@ def check_gradient_flow(learn:Learner, # the Learner, left as it is (a copy of i
             if passes == 2 and not stepped: # behind a zero-initialised layer: non-zero from the second step on
                 sign_step(list(named.values()), user_lr(learn)) # with the gradients of the pass before
                 stepped = True
-            now = _gradients(model, named, learn.loss_func, *batches[passes % len(batches)], seed=passes)
+            now = _gradients(model, named, learn.loss_func, *_first_of(batches[passes % len(batches)], items), seed=passes)
             suspects = {n: now[n] for n in suspects if now[n] != 'ok'}
             passes += 1
-    measured = {'trainable': len(named), 'passes': passes, 'stepped': stepped, 'no_grad': 0, 'zero_grad': 0, 'nonfinite_grad': 0}
+    measured = {'trainable': len(named), 'passes': passes, 'stepped': stepped, 'items': items or n_items, 'no_grad': 0, 'zero_grad': 0, 'nonfinite_grad': 0}
     resolved = sum(1 for s in first.values() if s != 'ok')
+    on = (f" (each pass on {items} of the {n_items} items of a batch: the work allowance of {work:g} GFLOP pays for that many of a "
+          f"{step / 1e9:.3g}-GFLOP step)" if items else '')
     if not suspects:
         note = f" ({resolved} only in later passes: zero-initialised layers or stochastic depth)" if resolved else ''
         return CheckResult(name, 'passed', measured, threshold,
-                           f"All {len(named)} trainable parameter tensors get a finite, non-zero gradient from {loss_name(learn.loss_func)}{note}.")
+                           f"All {len(named)} trainable parameter tensors get a finite, non-zero gradient from {loss_name(learn.loss_func)}{note}{on}.")
     paths = param_paths(model)
     kinds = {'none': "get no gradient at all (the graph is cut: .detach(), .data, torch.no_grad() or .item() in the forward, or a submodule the forward never calls)",
              'zero': "get an all-zero gradient, on other batches and after an optimizer step too (multiplied by zero, masked out, or behind dead ReLUs)",
@@ -162,7 +189,7 @@ def check_gradient_flow(learn:Learner, # the Learner, left as it is (a copy of i
         measured[{'none': 'no_grad', 'zero': 'zero_grad', 'nonfinite': 'nonfinite_grad'}[kind]] = len(hit)
         if hit: evidence.append(f"{len(hit)} {text}: {_listed(hit)}")
     return CheckResult(name, 'failed', measured, threshold,
-                       f"Of {len(named)} trainable parameter tensors, over {passes} forward-backward passes of a copy: " + '; '.join(evidence) + '.',
+                       f"Of {len(named)} trainable parameter tensors, over {passes} forward-backward passes of a copy{on}: " + '; '.join(evidence) + '.',
                        "Let the loss reach them: compute the forward on tensors, not on .data or .detach()ed copies, call every "
                        "submodule you keep (or delete it), or freeze what is meant to stay fixed with p.requires_grad_(False).",
                        claim='certain')
@@ -285,6 +312,7 @@ def check_input_dependency(learn:Learner, # the Learner, left as it is (a copy o
                            max_forwards:int=256, # forward passes of the per-feature search, per input
                            steps:int=3, # training steps of a copy before an ignored input counts (a zero-initialised head hides every input at init)
                            seed:int=0, # seed of the perturbations
+                           work:float=PROBE_WORK, # GFLOP a forward may cost: fewer items when a forward on `n_items` costs more (`probe_items`)
                            budget:float|None=None, # seconds: the wall-clock safety net ('incomplete' when it runs out; None: none)
                           )->CheckResult:
     "Does every input of the model, and every feature of a float input, change its output? Probed in eval mode (dropout off) with large perturbations: an input whose change leaves the output bitwise identical, also after a few training steps of a copy, is ignored by the forward"
@@ -293,10 +321,12 @@ def check_input_dependency(learn:Learner, # the Learner, left as it is (a copy o
     threshold = (f"output bitwise unchanged under every perturbation (noise of 1 and 10 x max|x|, other items' values), "
                  f"at init and after {steps} training steps = ignored")
     with preserve_rng(learn.dls):
-        (xb, _), = training_batches(learn, 1)
+        (xb, yb), = training_batches(learn, 1)
+        n_items = min(n_items, probe_items(learn, xb, yb, work) or n_items)
         xb = tuple(x[:n_items] if isinstance(x, torch.Tensor) and x.ndim else x for x in xb)
         found = _probe_copy(learn, copy_model(learn.model), xb, seed, deadline, max_features, max_forwards)
         base = found['base'] # the output the probes are compared with, from the same copy
+        eval_output(learn, xb, base) # check_output_variation's, on the same items: not computed again
         if not isinstance(base, torch.Tensor): return CheckResult(name, 'skipped', {}, threshold, "The model's output is not a tensor.")
         trained = 0
         if found['inputs'] or found['features']: # a zero-initialised layer hides everything before it until the first step
@@ -344,29 +374,30 @@ def check_output_variation(learn:Learner, # the Learner, left as it is (a copy o
                            rtol:float=1e-6, # outputs within rtol x max|output| (+ atol) of the first item's are identical...
                            atol:float=1e-8, # ... plus this
                            steps:int=3, # training steps of a copy before identical outputs count (a zero-initialised head gives identical outputs at init)
+                           work:float=PROBE_WORK, # GFLOP a forward may cost: fewer items when a forward on `n_items` costs more (`probe_items`)
                            budget:float|None=None, # seconds (unused: a few forward passes and steps)
                           )->CheckResult:
     "Do distinct items get different outputs? In eval mode; identical outputs at init are re-checked after a few steps of training a copy (a zero-initialised head) before they count as a collapsed model"
     name = 'check_output_variation'
     threshold = f"outputs of distinct items within {rtol:g} x max|output| + {atol:g} of each other, also after {steps} training steps = collapsed"
-    model = model_copy(learn)
     with preserve_rng(learn.dls):
-        (xb, _), = training_batches(learn, 1)
+        (xb, yb), = training_batches(learn, 1)
+        n_items = min(n_items, probe_items(learn, xb, yb, work) or n_items)
         xb = tuple(x[:n_items] if isinstance(x, torch.Tensor) and x.ndim else x for x in xb)
         tensors = [x for x in xb if isinstance(x, torch.Tensor) and x.ndim]
         if not tensors or len(tensors[0]) < 2 or all(torch.equal(x, x[:1].expand_as(x)) for x in tensors):
             return CheckResult(name, 'skipped', {}, threshold, "The batch holds fewer than 2 distinct items.")
-        def spread():
-            with torch.no_grad(): out = _plain_out(model.eval(), xb)
+        def spread(out):
             if not isinstance(out, torch.Tensor) or out.ndim == 0 or len(out) != len(tensors[0]): return None
             return _spread(out)
-        before = spread()
+        before = spread(eval_output(learn, xb)) # the untrained model's, as check_input_dependency computed it on these items
         if before is None: return CheckResult(name, 'skipped', {}, threshold, "The model's output has no row per item.")
         collapsed = lambda s: s[0] <= rtol * s[1] + atol
         after, trained = before, 0
         if collapsed(before):
+            model = model_copy(learn)
             trained = train_steps(model, learn, steps)
-            after = spread()
+            with torch.no_grad(): after = spread(_plain_out(model.eval(), xb))
     measured = {'items': len(tensors[0]), 'spread': before[0], 'max_abs_output': before[1], 'steps': trained}
     if trained: measured |= {'spread_after': after[0], 'max_abs_output_after': after[1]}
     if not collapsed(after):
