@@ -4,7 +4,7 @@
 
 # %% ../nbs/30_checkutils.ipynb #d854f32c
 from __future__ import annotations
-import collections.abc, contextlib, copy, math, random, time, types
+import collections.abc, contextlib, copy, functools, math, random, time, types
 import numpy as np
 import torch
 from torch import nn
@@ -20,7 +20,7 @@ from .core import preserve_rng, get_rng_states, set_rng_states, rng_fingerprint
 # %% auto #0
 __all__ = ['SHARED', 'OPT_FLOPS_PER_PARAM', 'COUNTED_ITEMS', 'PROBE_WORK', 'first_tensor', 'computed_tensors_memo', 'copy_model',
            'CheckIncomplete', 'Deadline', 'pct', 'SharedReads', 'sharing', 'LoaderState', 'loaders_kept',
-           'NoTrainingBatch', 'training_batches', 'TrainingRead', 'LazyBatches', 'model_copy', 'predict',
+           'NoTrainingBatch', 'training_batches', 'items_kept', 'TrainingRead', 'LazyBatches', 'model_copy', 'predict',
            'refuse_built_optimizer', 'user_lr', 'new_optimizer', 'has_trained', 'loss_name', 'applies_log_softmax',
            'applies_sigmoid', 'expects_log_probs', 'class_axis', 'StoredData', 'work_per_step', 'steps_for',
            'items_for', 'probe_items', 'memorizing']
@@ -202,6 +202,23 @@ def _split_batch(learn, b)->tuple:
     if any(type(cb).__name__ == 'CastToTensor' for cb in getattr(learn, 'cbs', [])): xb, yb = _as_plain(xb), _as_plain(yb)
     return xb, yb
 
+@contextlib.contextmanager
+def items_kept(dl):
+    "While the block reads `dl`, keep every item it reads, where `dl` caches its items already: fastai's `LMDataLoader` reads its texts through a `ReindexCollection` with an LRU cache of 2, so a check's passes would read (and numericalize) each text again in every pass, most of them twice (a batch's rows lie far apart in the stream). In a run of checks (`sharing`) the kept items serve the run's later reads too. The loader's own cache is put back, as it was"
+    coll = getattr(dl, 'items', None)
+    own = vars(coll).get('_get') if isinstance(coll, ReindexCollection) and coll.cache else None # a cache of 0 or None: the user wants every read fresh
+    if own is None:
+        yield
+        return
+    key = ('items_kept', id(coll))
+    kept = SHARED.note(SHARED.learn, key) if SHARED.learn is not None else None
+    if kept is None:
+        kept = functools.lru_cache(maxsize=None)(type(coll)._get.__get__(coll))
+        if SHARED.learn is not None: SHARED.note(SHARED.learn, key, kept)
+    coll._get = kept
+    try: yield
+    finally: coll._get = own
+
 class TrainingRead:
     "`training_batches`' read of `learn.dls.train`, batch by batch: each next batch is read with the RNG states the read left (the caller's put back around it), so the batches are the ones an uninterrupted read gives. Open until `close` (the run of checks closes it after the check), and kept in `SHARED` when closed"
     def __init__(self, learn:Learner):
@@ -229,7 +246,7 @@ class TrainingRead:
         caller = get_rng_states(self.learn.dls)
         set_rng_states(self.states)
         try:
-            with no_workers(self.dl):
+            with no_workers(self.dl), items_kept(self.dl):
                 while True:
                     if self.it is None: self.it, self.pass_start = iter(self.dl), len(self.got)
                     try:
@@ -273,7 +290,7 @@ class LazyBatches(collections.abc.Sequence):
 def _read_training_batches(learn, n, dl, workers_off)->list:
     TrainingRead.open_one(learn) # closes a read of the loader still open from other RNG states
     batches = []
-    with preserve_rng(learn.dls), loaders_kept(learn.dls), workers_off:
+    with preserve_rng(learn.dls), loaders_kept(learn.dls), workers_off, items_kept(dl):
         while len(batches) < n:
             start = len(batches)
             it = iter(dl)

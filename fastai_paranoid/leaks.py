@@ -4,7 +4,7 @@
 
 # %% ../nbs/20_leaks.ipynb #4e702033
 from __future__ import annotations
-import functools, gc, itertools, logging, math, os, sys, types, warnings, weakref
+import collections, functools, gc, itertools, logging, math, os, sys, types, warnings, weakref
 from dataclasses import dataclass
 from pathlib import Path
 import numpy as np
@@ -287,10 +287,39 @@ def _fresh_refcount()->int:
     "What `_refcounts` gives for a parameter nothing else refers to (measured once, on first use)"
     return _refcounts(nn.Linear(1, 1, bias=False))[0]
 
+_GRAPH_NODES = 10_000 # a model that keeps a larger autograd graph in its attributes is counted as referenced elsewhere (the walk over all objects decides)
+
+def _graph_leaves(t:torch.Tensor, seen:set, counts:collections.Counter)->bool:
+    "Count the leaves that `t`'s autograd graph holds, once per `AccumulateGrad` node (each holds one reference to its leaf); False when the graph has more than `_GRAPH_NODES` nodes"
+    todo = [t.grad_fn]
+    while todo:
+        node = todo.pop()
+        if node is None or id(node) in seen: continue
+        seen.add(id(node))
+        if len(seen) > _GRAPH_NODES: return False
+        var = getattr(node, 'variable', None)
+        if isinstance(var, torch.Tensor): counts[id(var)] += 1
+        todo.extend(n for n, _ in node.next_functions)
+    return True
+
+def _own_references(model)->collections.Counter|None:
+    "{id(parameter): references the model's own structure holds to it}: one per module that registers it (a tied weight is registered twice), one per module list that lists it (an RNN's `_flat_weights`), one per autograd node of a tensor the model keeps that holds it (fastai's `WeightDropout` keeps its dropped weight); None when that cannot be counted cheaply"
+    counts, seen = collections.Counter(), set()
+    for m in model.modules():
+        for p in m._parameters.values():
+            if p is not None: counts[id(p)] += 1
+        for v in vars(m).values():
+            for t in (v if isinstance(v, (list, tuple)) else (v,)):
+                if not isinstance(t, torch.Tensor): continue
+                if isinstance(v, (list, tuple)): counts[id(t)] += 1
+                if t.grad_fn is not None and not _graph_leaves(t, seen, counts): return None
+    return counts
+
 def _referenced_elsewhere(model)->bool:
-    "Does something besides the model hold one of its parameters (an optimizer, a list)? Reference counts: microseconds"
-    fresh = _fresh_refcount()
-    return any(count > fresh for count in _refcounts(model))
+    "Does something besides the model hold one of its parameters (an optimizer, a list)? Reference counts beyond those the model's own structure holds (`_own_references`): microseconds"
+    fresh, own = _fresh_refcount(), _own_references(model)
+    if own is None: return True
+    return any(count > fresh + own[id(p)] - 1 for p, count in zip(model.parameters(), _refcounts(model)))
 
 def _param_versions(model)->int:
     "Sum of the parameters' version counters: they move when a tensor is written in place outside autograd's `.data` (`load_state_dict`)"

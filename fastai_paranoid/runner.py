@@ -4,7 +4,7 @@
 
 # %% ../nbs/41_runner.ipynb #269b059d
 from __future__ import annotations
-import atexit, contextlib, dataclasses, io, json, multiprocessing, os, re, runpy, shutil, signal, sys, tempfile, textwrap, time, traceback, warnings
+import atexit, contextlib, dataclasses, gc, io, json, multiprocessing, os, re, runpy, shutil, signal, sys, tempfile, textwrap, time, traceback, warnings
 from dataclasses import dataclass, field
 from multiprocessing.connection import wait
 from pathlib import Path
@@ -434,6 +434,7 @@ def _worker(conn, path, kwargs, progress:bool=False, threads:int|None=None):
     _own_group()
     _stoppable()
     _quiet_third_party()
+    gc.freeze() # what the server imported (fastai, torch: ~400k objects) lives as long as we do: collections leave it alone, as CPython's docs advise for forked processes (a third of a second of the AWD-LSTM pair's checks went to collections walking it)
     if threads:
         os.environ['OMP_NUM_THREADS'] = os.environ['MKL_NUM_THREADS'] = str(threads)
         import torch
