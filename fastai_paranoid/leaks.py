@@ -289,13 +289,13 @@ def _fresh_refcount()->int:
 
 _GRAPH_NODES = 10_000 # a model that keeps a larger autograd graph in its attributes is counted as referenced elsewhere (the walk over all objects decides)
 
-def _graph_leaves(t:torch.Tensor, seen:set, counts:collections.Counter)->bool:
-    "Count the leaves that `t`'s autograd graph holds, once per `AccumulateGrad` node (each holds one reference to its leaf); False when the graph has more than `_GRAPH_NODES` nodes"
+def _graph_leaves(t:torch.Tensor, seen:dict, counts:collections.Counter)->bool:
+    "Count the leaves that `t`'s autograd graph holds, once per `AccumulateGrad` node (each holds one reference to its leaf); False when the graph has more than `_GRAPH_NODES` nodes. `seen` keeps the nodes it met (id -> node) alive: torch makes a node's Python object anew once the last one is gone, so an id alone could name two nodes, or one node twice"
     todo = [t.grad_fn]
     while todo:
         node = todo.pop()
         if node is None or id(node) in seen: continue
-        seen.add(id(node))
+        seen[id(node)] = node
         if len(seen) > _GRAPH_NODES: return False
         var = getattr(node, 'variable', None)
         if isinstance(var, torch.Tensor): counts[id(var)] += 1
@@ -304,7 +304,7 @@ def _graph_leaves(t:torch.Tensor, seen:set, counts:collections.Counter)->bool:
 
 def _own_references(model)->collections.Counter|None:
     "{id(parameter): references the model's own structure holds to it}: one per module that registers it (a tied weight is registered twice), one per module list that lists it (an RNN's `_flat_weights`), one per autograd node of a tensor the model keeps that holds it (fastai's `WeightDropout` keeps its dropped weight); None when that cannot be counted cheaply"
-    counts, seen = collections.Counter(), set()
+    counts, seen = collections.Counter(), {}
     for m in model.modules():
         for p in m._parameters.values():
             if p is not None: counts[id(p)] += 1

@@ -5,7 +5,7 @@ import pytest
 from fastai.callback.core import Callback
 from fastai_paranoid.cli import main
 from cli_helpers import ROOT, CLI_CODE, notebook, command
-from fastai_paranoid.runner import check_file, check_paths, runnable_files
+from fastai_paranoid.runner import check_file, check_files, check_paths, runnable_files
 
 
 PRELUDE = """import pickle, torch
@@ -219,3 +219,17 @@ def test_progress_is_one_line_on_a_terminal_and_nothing_in_a_log(tmp_path, tty, 
     steps = [int(re.search(r'\((\d+)/(\d+)\)$', f).group(1)) for f in checks]
     assert steps == list(range(1, len(steps) + 1)) and f"({len(steps)}/{len(steps)})" in checks[-1] # every check, in order
     assert all(len(f) < 120 for f in shown)
+
+def test_a_worker_still_sees_what_the_checked_code_builds(tmp_path):
+    "Each worker freezes the objects it inherits from the fork server (`gc.freeze`, so that collections leave fastai's and torch's ~400k objects alone), and `gc.get_objects()` leaves frozen objects out: what the checked script builds is still found by the leak detector's walk for live optimizers (a plain PyTorch loop's Adam), and its healthy twin stays clean"
+    loop = ("\nfrom fastai_paranoid.fixtures import make_xor_data\nimport numpy as np\nmodel = build_mlp()\n"
+            "opt = torch.optim.Adam(model.parameters(), lr=1e-2)\nx, y = make_xor_data(64, np.random.default_rng(1))\n"
+            "for _ in range(3):\n    opt.zero_grad()\n    nn.functional.cross_entropy(model(x), y).backward()\n    opt.step()\n"
+            "opt.zero_grad() # no gradient left: the optimizer's state is the evidence\n")
+    (tmp_path/'trained.py').write_text(PRELUDE + loop + "fit(Learner(xor_dls(), model, loss_func=nn.CrossEntropyLoss()))\n")
+    (tmp_path/'fresh.py').write_text(PRELUDE + loop + "fit(Learner(xor_dls(), build_mlp(), loss_func=nn.CrossEntropyLoss())) # a new model\n")
+    trained, fresh = check_files([tmp_path/'trained.py', tmp_path/'fresh.py'], sanity=False)
+    found = [f for f in trained.findings if f['kind'] == 'untracked_training']
+    assert trained.status == 'findings' and len(found) == 1, (trained.status, trained.findings, trained.error)
+    assert 'a live Adam holds optimizer state' in found[0]['evidence'], found[0]
+    assert fresh.status == 'clean', (fresh.status, fresh.findings, fresh.error)
