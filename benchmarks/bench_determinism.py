@@ -16,7 +16,7 @@ difference the safety net is allowed to make (it never judges on less work). `--
 
 Run by hand from the repository root: `python benchmarks/bench_determinism.py [--busy 3] [--budget S] [--only NAME ...]
 [--quiet-only]`. Exits 1 when a verdict or a number differs."""
-import argparse, math, subprocess, sys, time, warnings
+import argparse, math, os, signal, subprocess, sys, time, warnings
 from functools import partial
 import torch
 from fastai.losses import CrossEntropyLossFlat
@@ -68,7 +68,15 @@ def _same(a, b)->bool:
     return a == b
 
 def busy_loops(n:int, seconds:int=3600)->list:
-    return [subprocess.Popen(['timeout', str(seconds), sys.executable, '-c', 'while 1: pass']) for _ in range(n)]
+    "`n` busy loops, each in a process group of its own: `timeout` and the python it runs (killing `timeout` alone left the loops running)"
+    return [subprocess.Popen(['timeout', str(seconds), sys.executable, '-c', 'while 1: pass'], start_new_session=True) for _ in range(n)]
+
+def stop_loops(procs:list):
+    "Kill each busy loop's whole process group"
+    for proc in procs:
+        try: os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError: pass
+    for proc in procs: proc.wait()
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -89,9 +97,7 @@ def main():
     print(f"run beside {opts.busy} busy loops", file=sys.stderr)
     procs = busy_loops(opts.busy)
     try: busy = run_all(names, opts.budget)
-    finally:
-        for proc in procs: proc.kill()
-        for proc in procs: proc.wait()
+    finally: stop_loops(procs)
     differ = 0
     for name in names:
         (rq, sq), (rb, sb) = quiet[name], busy[name]
