@@ -214,10 +214,12 @@ class FirstFitSanityCheck(Guard):
             if r.name in crashed or r.verdict == 'error': continue
             if r.is_finding:
                 threshold = f" (threshold: {r.threshold})" if r.threshold is not None else ''
-                f = Finding(r.name, r.level, evidence=f"sanity check '{r.name}' {r.verdict} before the first fit: {r.message} "
-                            f"Evidence: {_measured(r)}{threshold}", fix=r.fix, learner=label, guard='FirstFitSanityCheck',
+                f = Finding(r.name, r.level, evidence=f"{r.message.rstrip()} Evidence: {_measured(r)}{threshold} (sanity check '{r.name}' "
+                            f"{r.verdict} before the first fit, on a copy)", fix=r.fix, learner=label, guard='FirstFitSanityCheck',
                             claim=r.claim, built_at=built_at(learn), category=SanityFinding)
-                emit(f, on_finding=self.on_finding if r.level != 'info' else 'log', stacklevel=3)
+                # a symptom (`explained_by`) is recorded and logged; its cause's finding is the one that warns or raises
+                quiet = r.level == 'info' or bool(r.explained_by)
+                emit(f, on_finding='log' if quiet else self.on_finding, stacklevel=3, learn=learn)
 
 # %% ../nbs/40_checkrun.ipynb #28e0fa22
 class NaNStop(NaNGuard):

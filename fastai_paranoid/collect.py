@@ -5,16 +5,16 @@
 # %% ../nbs/24_collect.ipynb #6f62db5d
 from __future__ import annotations
 import contextlib, html, os, re, shutil, textwrap, warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 # Light on purpose: the command's parent process renders findings with this module without importing torch or fastai;
 # the guards (core, leaks, paranoid) are imported by the functions that collect, which run where the checked code runs.
 _LEVELS = ('error', 'warning', 'info') # `core.LEVELS`, read here without importing torch
 
 # %% auto #0
-__all__ = ['FAIL_ON', 'CHECK_VERDICTS', 'plural', 'terminal_width', 'render_finding', 'github_annotation', 'same_cause',
-           'render_group', 'Place', 'FindingData', 'finding_from_dict', 'fail_levels', 'Findings', 'CheckRecord',
-           'check_sink', 'record_check', 'check_summary', 'check_details', 'collect_findings', 'progress_sink',
-           'report_progress']
+__all__ = ['NOT_TRAINING', 'EXPLAINS', 'FAIL_ON', 'CHECK_VERDICTS', 'plural', 'terminal_width', 'explains_note', 'render_finding',
+           'github_annotation', 'same_cause', 'render_group', 'Place', 'FindingData', 'finding_from_dict',
+           'root_causes', 'diagnose', 'fail_levels', 'Findings', 'CheckRecord', 'check_sink', 'record_check',
+           'check_summary', 'check_details', 'collect_findings', 'progress_sink', 'report_progress']
 
 # %% ../nbs/24_collect.ipynb #33a4ff7c
 def plural(n:int, # how many
@@ -41,10 +41,32 @@ def _shown(loc)->str:
     file = _relative(loc.file) if not loc.file.startswith('<') else loc.file
     return f"{file}:{loc.line}" if loc.cell is None else f"{file} cell {loc.cell}:{loc.line}"
 
+def _first_sentence(text:str, most:int=160)->str:
+    "The text up to its first full stop, at most `most` characters"
+    cut = re.search(r'[.;:](\s|$)', text)
+    text = text[:cut.start()] if cut else text
+    return text if len(text) <= most else text[:most - 3].rstrip() + '...'
+
+def _symptom_lines(symptoms:list, wrap)->list:
+    "The symptoms a cause explains, one line each under its block: `explains: check_lr (error): no rate trains`; one kind on several Learners once, counted"
+    by_kind = {}
+    for s in symptoms: by_kind.setdefault((s.kind, s.level), []).append(s)
+    lines = []
+    for (kind, level), ss in by_kind.items():
+        on = f" on {len(dict.fromkeys(s.learner or s.learner_tag for s in ss))} Learners" if len(ss) > 1 else ''
+        lines.append(wrap(f"explains {kind} ({level}{on}): {_first_sentence(ss[0].evidence)}", '    - '))
+    return lines
+
+def explains_note(symptoms:list)->str:
+    "The symptoms a cause explains, said in one line: 'Explains: check_lr (error), check_overfit_one_batch (error).' ('' for none)"
+    kinds = dict.fromkeys(f"{s.kind} ({s.level})" for s in symptoms)
+    return f" Explains: {', '.join(kinds)}." if kinds else ''
+
 def render_finding(f:Finding, # the finding
                    width:int|None=None, # columns (default: `terminal_width()`)
+                   symptoms:list=(), # the findings it explains (`Findings.symptoms_of`), listed under it
                   )->str:
-    "One block per finding: a head line (where, level, kind, Learner), then the evidence, the fix and the claim, indented and wrapped"
+    "One block per finding: a head line (where, level, kind, Learner), then the evidence, the fix and the claim, indented and wrapped, then the symptoms it explains"
     width = terminal_width(width)
     head = '  '.join(x for x in (_shown(f.where), f.level, f.kind, f.learner) if x)
     def wrap(text, first): return textwrap.fill(text, width, initial_indent=first, subsequent_indent='    ', break_long_words=True,
@@ -55,7 +77,8 @@ def render_finding(f:Finding, # the finding
     extra = [f"claim: {f.claim}"] if f.claim else []
     if f.built_at and f.built_at != f.where: extra.append(f"Learner built at {_shown(f.built_at)}")
     if extra: lines.append(wrap('; '.join(extra), '    '))
-    return '\n'.join(lines)
+    return '\n'.join(lines + _symptom_lines(symptoms, lambda t, first: textwrap.fill(t, width, initial_indent=first,
+                      subsequent_indent='      ', break_long_words=True, break_on_hyphens=False)))
 
 _GH_LEVEL = {'error': 'error', 'warning': 'warning', 'info': 'notice'}
 
@@ -64,8 +87,8 @@ def _gh_escape(text:str, prop:bool=False)->str:
     text = text.replace('%', '%25').replace('\r', '%0D').replace('\n', '%0A')
     return text.replace(':', '%3A').replace(',', '%2C') if prop else text
 
-def github_annotation(f:Finding)->str:
-    "The finding as one GitHub Actions workflow command, on the user's line when it has one (a notebook's: the file, the cell in the title)"
+def github_annotation(f:Finding, symptoms:list=())->str:
+    "The finding as one GitHub Actions workflow command, on the user's line when it has one (a notebook's: the file, the cell in the title); the symptoms it explains are named at its end"
     props = []
     loc = f.where
     if loc is not None and not loc.file.startswith('<'):
@@ -73,7 +96,7 @@ def github_annotation(f:Finding)->str:
         if loc.cell is None: props.append(f"line={loc.line}")
     where = f" at cell {loc.cell}:{loc.line}" if loc is not None and loc.cell is not None else ''
     props.append(f"title={_gh_escape(f'{f.level} {f.kind}' + (f' ({f.learner})' if f.learner else '') + where, True)}")
-    return f"::{_GH_LEVEL[f.level]} {','.join(props)}::{_gh_escape(f.message)}"
+    return f"::{_GH_LEVEL[f.level]} {','.join(props)}::{_gh_escape(f.message + explains_note(symptoms))}"
 
 _NUMBER = re.compile(r'(?<![A-Za-z_\d])(-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?)') # a number standing on its own (`0.19`, `#3`, `1e-3`, `5,210`), not a name's digits (`BatchNorm2d`)
 
@@ -125,9 +148,10 @@ def _merged_evidence(texts:list, most:int=6)->tuple:
 
 def render_group(fs:list, # findings of one cause (`same_cause`), in the order they came
                  width:int|None=None, # columns (default: `terminal_width()`)
+                 symptoms:list=(), # the findings they explain (`Findings.symptoms_of`), listed under the block
                 )->str:
     "One block for findings of one cause: a head line naming every place, the level, the kind, every Learner and how many findings, then the evidence (the numbers that differ listed in brackets), the fix and the claim once; one finding renders as `render_finding`"
-    if len(fs) == 1: return render_finding(fs[0], width)
+    if len(fs) == 1: return render_finding(fs[0], width, symptoms)
     width = terminal_width(width)
     f = fs[0]
     head = '  '.join(x for x in (_places([g.where for g in fs]), f.level, f.kind, _learners([g.learner for g in fs]),
@@ -142,7 +166,8 @@ def render_group(fs:list, # findings of one cause (`same_cause`), in the order t
     built = [g.built_at for g in fs if g.built_at and g.built_at != g.where]
     if built: extra.append(f"Learners built at {_places(built)}")
     if extra: lines.append(wrap('; '.join(extra), '    '))
-    return '\n'.join(lines)
+    return '\n'.join(lines + _symptom_lines(symptoms, lambda t, first: textwrap.fill(t, width, initial_indent=first,
+                      subsequent_indent='      ', break_long_words=True, break_on_hyphens=False)))
 
 @dataclass(frozen=True)
 class Place:
@@ -166,6 +191,9 @@ class FindingData:
     built_at: Place|None = field(default=None, compare=False)
     found_at: Place|None = field(default=None, compare=False)
     category: str = field(default='ParanoidWarning', compare=False) # the warning category's name
+    learner_tag: str = field(default='', compare=False)
+    id: str = field(default='', compare=False)
+    explained_by: str = field(default='', compare=False)
     @property
     def where(self): return self.found_at or self.built_at
     @property
@@ -181,7 +209,73 @@ def finding_from_dict(d:dict, # `Finding.as_dict()` (extra keys, e.g. 'message',
     def place(x): return None if not x else Place(x['file'], int(x['line']), x.get('cell'))
     fields = {k: d.get(k, '') for k in ('path', 'evidence', 'fix', 'learner', 'guard', 'claim')}
     return FindingData(d['kind'], d.get('level') or d.get('severity'), **fields, built_at=place(d.get('built_at')),
-                       found_at=place(d.get('found_at')), category=d.get('category') or 'ParanoidWarning')
+                       found_at=place(d.get('found_at')), category=d.get('category') or 'ParanoidWarning',
+                       learner_tag=d.get('learner_tag') or '', id=d.get('id') or '', explained_by=d.get('explained_by') or '')
+
+# %% ../nbs/24_collect.ipynb #67e35040
+# Findings that name no mechanism, only that training cannot succeed: the copy cannot memorize one batch, no rate trains it,
+# the loss at init or the metric is off, the output is the same for every input, the parameters do not move
+NOT_TRAINING = ('check_overfit_one_batch', 'check_lr', 'check_loss_at_init', 'check_metric_baseline', 'check_output_variation',
+                'unchanged_parameters')
+
+# cause -> the symptoms it explains on the same Learner, in the order the diagnosis tries the causes (the first that explains wins,
+# and a cause explained by an earlier one passes its symptoms up to it). Each entry states a mechanism that holds for every Learner:
+EXPLAINS = {
+    # the loss and the model's last activation or output count do not match (a softmax before cross-entropy, one output under it):
+    # the loss's gradient is wrong or zero, so nothing downstream of it can train
+    'check_loss_activation': NOT_TRAINING + ('check_gradient_flow',),
+    # an element-wise loss broadcast outputs against targets of another shape: it compares every output with every target
+    'loss_shape_broadcast': NOT_TRAINING,
+    # parameters the optimizer does not hold, or a head left out of training, never move
+    'check_optimizer_coverage': NOT_TRAINING + ('frozen_head', 'only_norm_trains'),
+    'frozen_head': NOT_TRAINING,
+    'only_norm_trains': NOT_TRAINING,
+    # an output that does not depend on the input cannot fit inputs
+    'check_input_dependency': NOT_TRAINING,
+    # parameters that get no gradient (a cut graph) cannot learn
+    'check_gradient_flow': NOT_TRAINING,
+    # tensors outside the model that the loss depends on are neither stepped nor saved
+    'unregistered_tensors': NOT_TRAINING,
+    # a fit whose batches end without an optimizer step leaves the parameters where they were
+    'no_optimizer_step': ('unchanged_parameters', 'check_metric_baseline'),
+    'skipped_steps': ('unchanged_parameters',),
+}
+_RANK = {'error': 0, 'warning': 1, 'info': 2}
+
+def root_causes(kinds:list, # each finding's kind (or check name), all of one Learner
+                levels:list, # each one's level ('error', 'warning', 'info')
+               )->list:
+    "For each finding, the index of the finding whose cause explains it (`EXPLAINS`, a chain followed to its root), or None where it stands on its own. A cause explains only findings of its level or below: a likely cause does not take the place of a certain symptom"
+    order = {k: i for i, k in enumerate(EXPLAINS)}
+    causes = sorted((i for i, k in enumerate(kinds) if k in EXPLAINS), key=lambda i: (order[kinds[i]], i))
+    parent = [None] * len(kinds)
+    for i, kind in enumerate(kinds):
+        for c in causes:
+            if c != i and kind in EXPLAINS[kinds[c]] and _RANK[levels[c]] <= _RANK[levels[i]] and (kinds[i] not in EXPLAINS or order[kinds[c]] < order[kinds[i]]):
+                parent[i] = c
+                break
+    def root(i):
+        seen = set()
+        while parent[i] is not None and i not in seen: seen.add(i); i = parent[i]
+        return i
+    return [None if parent[i] is None else root(i) for i in range(len(kinds))]
+
+def _subject(f)->tuple:
+    "Which Learner a finding is about: its object tag where the guard knew the Learner, else its label and the line that built it"
+    return (getattr(f, 'learner_tag', '') or '',) if getattr(f, 'learner_tag', '') else ('', f.learner, f.built_at)
+
+def diagnose(findings:list, # `Finding`s or `FindingData`s of one run, in the order they came
+            )->list:
+    "The findings again, each with its `id` ('F1', 'F2', ... in order) and `explained_by` (the id of the finding whose cause explains it, on the same Learner; '' where it stands on its own)"
+    out = [replace(f, id=f"F{i}", explained_by='') for i, f in enumerate(findings, 1)]
+    by_subject = {}
+    for i, f in enumerate(out): by_subject.setdefault(_subject(f), []).append(i)
+    for idx in by_subject.values():
+        roots = root_causes([out[i].kind for i in idx], [out[i].level for i in idx])
+        for i, r in zip(idx, roots):
+            if r is not None: out[i] = replace(out[i], explained_by=out[idx[r]].id)
+    return out
+
 
 # %% ../nbs/24_collect.ipynb #382b4600
 FAIL_ON = ('error', 'warning') # the levels that make `fastai-paranoid check` exit 1 and `pytest --paranoid` fail a test, by default
@@ -207,6 +301,7 @@ class Findings:
         self.name = 'the run' # what the report calls the checked code
         self.fail_on = fail_levels(fail_on)
         self.checks = [] # every sanity check's `CheckRecord`, per Learner, in the order they came
+        self._diagnosed = (0, []) # (how many records, their `diagnose`d copies)
     def add(self, finding:Finding):
         "Keep `finding` unless an equal one is kept already (the same kind, level, object, evidence and fix)"
         if finding in self._seen: return
@@ -225,9 +320,18 @@ class Findings:
         for f in all_findings(): self.add(f)
     @property
     def all(self)->list:
-        "Every finding (up to now while the run goes on)"
+        "Every finding (up to now while the run goes on), each with its `id`, and for a symptom the id of the finding that explains it (`diagnose`)"
         if self._live: self._keep_leaks()
-        return list(self.records)
+        if self._diagnosed[0] != len(self.records): self._diagnosed = (len(self.records), diagnose(self.records))
+        return list(self._diagnosed[1])
+    @property
+    def standing(self)->list:
+        "The findings that stand on their own: each cause, and each finding no other explains (what is counted and shown first)"
+        return [f for f in self.all if not f.explained_by]
+    def symptoms_of(self, fs:list)->list:
+        "The findings that the findings `fs` explain (`explained_by` one of theirs), in the order they came"
+        ids = {f.id for f in fs}
+        return [g for g in self.all if g.explained_by in ids]
     @classmethod
     def from_dicts(cls, dicts:list, # `Finding.as_dict()`s, e.g. a `FileResult`'s findings
                    fail_on:str|tuple|None='warning', name:str='the run', refused:list=(),
@@ -251,26 +355,31 @@ class Findings:
     def other_warnings(self)->list:
         "The findings of every guard but the state-leak detector"
         return [f for f in self.all if not self._is_leak(f)]
-    def having(self, level:str)->list: return [f for f in self.all if f.level == level]
+    def having(self, level:str)->list:
+        "The standing findings of `level` (symptoms are counted with their cause)"
+        return [f for f in self.standing if f.level == level]
     @property
     def problems(self)->int:
-        "How many findings count against the run: those whose level is in `fail_on` (error and warning by default)"
-        return sum(f.level in self.fail_on for f in self.all)
+        "How many findings count against the run: the standing ones whose level is in `fail_on` (error and warning by default); a symptom counts with its cause"
+        return sum(f.level in self.fail_on for f in self.standing)
     def groups(self)->list:
-        "The findings by cause (`same_cause`): one list per cause, in the order each cause first came; the report shows each list as one block"
+        "The standing findings by cause (`same_cause`): one list per cause, in the order each cause first came; the report shows each list as one block, with the symptoms they explain under it"
         by_cause = {}
-        for f in self.all: by_cause.setdefault(same_cause(f), []).append(f)
+        for f in self.standing: by_cause.setdefault(same_cause(f), []).append(f)
         return list(by_cause.values())
     def group_ids(self)->list:
-        "Each finding's group, counted from 1 in the report's order, in the order of `all` (what `--json` keeps as 'group')"
+        "Each finding's group, counted from 1 in the report's order, in the order of `all` (what `--json` keeps as 'group'); a symptom is in its cause's group"
         ids = {same_cause(fs[0]): i for i, fs in enumerate(self.groups(), 1)}
-        return [ids[same_cause(f)] for f in self.all]
+        by_id = {f.id: f for f in self.all}
+        return [ids[same_cause(by_id[f.explained_by] if f.explained_by else f)] for f in self.all]
     def _headline(self, name, grouped:bool=True):
-        records = self.all
+        records, standing = self.all, self.standing
         if not records: return f"fastai-paranoid: no findings in {name}"
         counts = ', '.join(plural(len(self.having(l)), l) for l in _LEVELS if self.having(l))
         n_groups = len(self.groups())
-        if grouped and n_groups < len(records): counts += f"; {plural(len(records), 'finding')} in {plural(n_groups, 'group')}"
+        if grouped and n_groups < len(standing): counts += f"; {plural(len(standing), 'finding')} in {plural(n_groups, 'group')}"
+        explained = len(records) - len(standing)
+        if explained: counts += f"; {plural(explained, 'symptom')} shown under {'its cause' if explained == 1 else 'their causes'}"
         return f"fastai-paranoid: {plural(self.problems, 'problem')} found in {name} ({counts})"
     def _refusals(self):
         return "fastai-paranoid: the checked code tried to switch guards off; they stayed on:\n" + '\n'.join(f"  {r}" for r in self.refused)
@@ -280,7 +389,7 @@ class Findings:
         "The report as text: a headline, then one block per cause (`groups`: findings repeated across Learners are one block) wrapped to `width`, then what the checked code was refused"
         head = textwrap.fill(self._headline(self.name if name is None else name), terminal_width(width), subsequent_indent='    ',
                              break_long_words=False, break_on_hyphens=False)
-        out = [head] + [render_group(fs, width) for fs in self.groups()]
+        out = [head] + [render_group(fs, width, symptoms=self.symptoms_of(fs)) for fs in self.groups()]
         if self.refused: out.append(self._refusals())
         if self.checks: out.append(self.account(width))
         return '\n\n'.join(out)
@@ -297,11 +406,11 @@ class Findings:
     __repr__ = report
     def github(self)->str:
         "The findings as GitHub Actions workflow commands, one line each (`::error file=...,line=...::...`)"
-        return '\n'.join(github_annotation(f) for f in self.all)
+        return '\n'.join(github_annotation(f, self.symptoms_of([f])) for f in self.standing)
     def _repr_html_(self):
         rows = ''.join(f"<tr><td>{html.escape(str(f.where or ''))}</td><td>{html.escape(f.level)}</td><td>{html.escape(f.kind)}</td>"
-                       f"<td>{html.escape(f.learner)}</td><td>{html.escape((f.path + ' ' if f.path else '') + f.evidence)}</td>"
-                       f"<td>{html.escape(f.fix)}</td></tr>" for f in self.all)
+                       f"<td>{html.escape(f.learner)}</td><td>{html.escape((f.path + ' ' if f.path else '') + f.evidence + explains_note(self.symptoms_of([f])))}</td>"
+                       f"<td>{html.escape(f.fix)}</td></tr>" for f in self.standing)
         out = [f"<p>{html.escape(self._headline(self.name, grouped=False))}</p>"]
         if rows: out.append("<table><thead><tr><th>where</th><th>level</th><th>kind</th><th>learner</th><th>evidence</th><th>fix</th>"
                             f"</tr></thead><tbody>{rows}</tbody></table>")

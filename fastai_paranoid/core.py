@@ -12,10 +12,11 @@ from torch import nn
 
 # %% auto #0
 __all__ = ['ON_FINDING', 'ON_LEAK', 'LEVELS', 'location_resolvers', 'DEPRECATED', 'VERDICTS', 'FAMILY_ALPHA', 'CHECK_ALPHA',
-           'ParanoidWarning', 'ParanoidError', 'Location', 'Finding', 'finding_sink', 'user_location', 'note_built',
-           'built_at', 'on_finding_arg', 'emit', 'get_rng_states', 'set_rng_states', 'preserve_rng', 'rng_digests',
-           'rng_fingerprint', 'raw_bits', 'fingerprints', 'fingerprint', 'module_paths', 'tracks_running_stats',
-           'stat_norm_layers', 'frozen_modules', 'ResultTable', 'CheckResult', 'register_check', 'registered_checks']
+           'ParanoidWarning', 'ParanoidError', 'Location', 'Finding', 'finding_sink', 'user_location', 'learner_tag',
+           'note_built', 'built_at', 'on_finding_arg', 'emit', 'get_rng_states', 'set_rng_states', 'preserve_rng',
+           'rng_digests', 'rng_fingerprint', 'raw_bits', 'fingerprints', 'fingerprint', 'module_paths',
+           'tracks_running_stats', 'stat_norm_layers', 'frozen_modules', 'ResultTable', 'CheckResult', 'register_check',
+           'registered_checks']
 
 # %% ../nbs/00_core.ipynb #d0586e11
 class ParanoidWarning(UserWarning):
@@ -55,6 +56,9 @@ class Finding:
     built_at: Location|None = field(default=None, compare=False) # the user's line that built the Learner
     found_at: Location|None = field(default=None, compare=False) # the user's line whose call found it (a fit, `fine_tune`, `sanity_check`)
     category: type = field(default=ParanoidWarning, compare=False, repr=False) # the warning category it is shown with
+    learner_tag: str = field(default='', compare=False) # which Learner object it is about, one tag per object in this process ('L3'; `learner_tag`): what the diagnosis groups by
+    id: str = field(default='', compare=False) # its id in one run's report ('F3'), given by the collector's diagnosis (`collect.diagnose`)
+    explained_by: str = field(default='', compare=False) # the `id` of the finding whose cause explains this one (a symptom under its cause); '' when it stands on its own
     def __post_init__(self):
         if self.level not in LEVELS: raise ValueError(f"Finding: level {self.level!r} is not one of {LEVELS}.")
     @property
@@ -130,6 +134,16 @@ def user_location(depth:int=1, # frames to skip above the caller
     return None
 
 _built_at = weakref.WeakKeyDictionary() # Learner -> the user's line that built it
+_learner_tags = weakref.WeakKeyDictionary() # Learner -> its tag ('L1', 'L2', ... in the order they were first tagged)
+_tag_count = __import__('itertools').count(1)
+
+def learner_tag(learn)->str:
+    "A tag for the Learner object `learn`, the same for every finding about it in this process ('L1', 'L2', ...; '' for None): the diagnosis groups one Learner's findings by it"
+    if learn is None: return ''
+    try:
+        if learn not in _learner_tags: _learner_tags[learn] = f"L{next(_tag_count)}"
+        return _learner_tags[learn]
+    except TypeError: return f"L.{id(learn):x}"
 
 def note_built(learn, # a Learner, inside its construction (a callback's `after_create`)
               )->Location|None:
@@ -203,6 +217,7 @@ def emit(finding, # a `Finding`, or a message (str) that becomes one with `kind`
                           claim=claim, category=category)
     if finding.found_at is None: finding = replace(finding, found_at=user_location(2))
     if finding.built_at is None and learn is not None: finding = replace(finding, built_at=built_at(learn))
+    if not finding.learner_tag and learn is not None: finding = replace(finding, learner_tag=learner_tag(learn))
     for sink in list(_finding_sinks): sink(finding)
     if on_finding == 'raise':
         exc = error if isinstance(error, BaseException) else error(finding.message)
@@ -875,6 +890,7 @@ class CheckResult:
     fix: str = '' # what to do about it ('' when passed)
     level: str = '' # the finding's level (`LEVELS`) when the verdict is a finding: by default 'error' for 'failed', 'warning' for 'warning', 'info' for 'info'
     claim: str = '' # what the verdict claims: 'certain', or the test's false-alarm rate and sample size ('p = 2e-05 < 0.001, n = 64')
+    explained_by: str = '' # the name of the check in the same report whose finding explains this one (`collect.diagnose`): a symptom of that cause, not a finding of its own
     def __post_init__(self):
         if self.verdict not in VERDICTS:
             raise ValueError(f"CheckResult: verdict {self.verdict!r} is not one of {VERDICTS}.")

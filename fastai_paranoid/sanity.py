@@ -12,12 +12,12 @@ from fastprogress.fastprogress import progress_bar
 from .core import ParanoidWarning, ParanoidError, ON_FINDING, DEPRECATED, emit, on_finding_arg, preserve_rng
 from .core import ResultTable, CheckResult, VERDICTS, registered_checks
 from .checkutils import SHARED, sharing, NoTrainingBatch, CheckIncomplete
-from .collect import terminal_width, report_progress
+from .collect import terminal_width, report_progress, root_causes
 # the checks of the modules below register themselves (`register_check`): learn.sanity_check() runs them
 from . import checks, datachecks, modelchecks, validchecks
 
 # %% auto #0
-__all__ = ['RUN_DEFAULTS', 'SanityCheckWarning', 'SanityCheckError', 'SanityReport', 'default_budget']
+__all__ = ['RUN_DEFAULTS', 'SanityCheckWarning', 'SanityCheckError', 'SanityReport', 'default_budget', 'diagnose_results']
 
 # %% ../nbs/35_sanity.ipynb #90873ace
 class SanityCheckWarning(ParanoidWarning):
@@ -28,8 +28,9 @@ class SanityCheckError(ParanoidError):
     def __init__(self, report):
         self.report = report
         failed = report.failed
+        causes = [r for r in failed if not r.explained_by]
         super().__init__(f"{len(failed)} of {len(report.results)} sanity checks failed:\n" +
-                         '\n'.join(f"- {r.name}: {r.message} Fix: {r.fix}" for r in failed))
+                         '\n'.join(f"- {r.name}: {r.message} Fix: {r.fix}{_explains(report, r)}" for r in causes))
 
 # %% ../nbs/35_sanity.ipynb #81008cd0
 class SanityReport:
@@ -57,6 +58,13 @@ class SanityReport:
     def counts(self)->dict:
         "How many results have each verdict, in `VERDICTS` order, the verdicts no result has left out: `{'passed': 13, 'info': 1, 'skipped': 4}`"
         return {v: len(self.having(v)) for v in VERDICTS if self.having(v)}
+    @property
+    def standing(self)->list:
+        "The findings (failed, warning, info) that stand on their own: each cause, and each finding no other explains (`diagnose_results`)"
+        return [r for r in self.results if r.is_finding and not r.explained_by]
+    def symptoms_of(self, name:str)->list:
+        "The results that the check `name`'s finding explains"
+        return [r for r in self.results if r.explained_by == name]
     @property
     def ok(self)->bool: return not self.failed
     @property
@@ -97,7 +105,8 @@ class SanityReport:
             if row['measured'] or row['threshold']:
                 lines.append(wrap('; '.join(x for x in (f"measured: {row['measured']}" if row['measured'] else '',
                                                          f"threshold: {row['threshold']}" if row['threshold'] else '') if x)))
-            if r.fix and not r.passed: lines.append(wrap(f"fix: {r.fix}"))
+            if r.fix and not r.passed and not r.explained_by: lines.append(wrap(f"fix: {r.fix}"))
+            if r.explained_by: lines.append(wrap(f"a symptom of {r.explained_by}'s finding: its fix applies"))
             tb = [l for l in self.tracebacks.get(r.name, '').rstrip().splitlines() if l.strip()][-tb_lines:]
             lines += [wrap(l.strip(), '      | ', '      |   ') for l in tb]
         return '\n'.join(lines)
@@ -135,6 +144,19 @@ def _incomplete(name:str, e:CheckIncomplete, budget:float)->CheckResult:
         f"out with checks=[...].")
 
 def _accepts(fn, arg): return arg in inspect.signature(fn).parameters
+
+def diagnose_results(results:list, # the `CheckResult`s of one Learner's checks
+                    )->list:
+    "Set each finding's `explained_by` to the check whose finding explains it (`collect.EXPLAINS`: one cause, its symptoms under it), '' where it stands on its own; returns `results`"
+    found = [r for r in results if r.is_finding]
+    for r, root in zip(found, root_causes([r.name for r in found], [r.level for r in found])):
+        r.explained_by = '' if root is None else found[root].name
+    return results
+
+def _explains(report, r)->str:
+    "' Explains: check_lr (failed), ...' for a cause, '' otherwise"
+    symptoms = report.symptoms_of(r.name)
+    return f" Explains: {', '.join(f'{s.name} ({s.verdict})' for s in symptoms)}." if symptoms else ''
 
 # what `sanity_check` passes a check unless `settings` says otherwise: a run of checks wants the verdict, not the numbers that
 # show a test at work (called on its own, check_label_leak trains its copies even when no copy can show a leak, to give a p-value)
@@ -207,11 +229,13 @@ def sanity_check(self:Learner,
             results.append(res)
             seconds.append(time.perf_counter() - start)
     report_progress(check=None)
-    report = SanityReport(results, seconds, tracebacks, budget)
+    report = SanityReport(diagnose_results(results), seconds, tracebacks, budget)
     if on_finding is not None:
         for r in report.results:
             if r.verdict in ('warning', 'error') or (r.verdict == 'failed' and on_finding != 'raise'):
-                emit(f"{r.name} {r.verdict}: {r.message} {r.fix}", SanityCheckWarning, on_finding='log' if on_finding == 'log' else 'warn', stacklevel=2, kind=r.name,
+                quiet = on_finding == 'log' or bool(r.explained_by) # a symptom is said under its cause's warning, and logged
+                emit(f"{r.name} {r.verdict}: {r.message} {r.fix}{_explains(report, r)}", SanityCheckWarning,
+                     on_finding='log' if quiet else 'warn', stacklevel=2, kind=r.name,
                      level=r.level or 'info', learn=self, guard='sanity_check', claim=r.claim)
     if on_finding == 'raise' and report.failed: raise SanityCheckError(report)
     return report
