@@ -15,6 +15,7 @@ from .checks import *
 from .sanity import *
 from .datachecks import *
 from .modelchecks import *
+from .targets import *
 from .guards import *
 from .loopguards import *
 from .fitchecks import *

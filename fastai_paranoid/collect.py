@@ -13,8 +13,8 @@ _LEVELS = ('error', 'warning', 'info') # `core.LEVELS`, read here without import
 # %% auto #0
 __all__ = ['NOT_TRAINING', 'EXPLAINS', 'FAIL_ON', 'CHECK_VERDICTS', 'plural', 'terminal_width', 'explains_note', 'render_finding',
            'github_annotation', 'same_cause', 'render_group', 'Place', 'FindingData', 'finding_from_dict',
-           'root_causes', 'diagnose', 'fail_levels', 'Findings', 'CheckRecord', 'check_sink', 'record_check',
-           'check_summary', 'check_details', 'collect_findings', 'progress_sink', 'report_progress']
+           'root_causes', 'fault_level', 'diagnose', 'fail_levels', 'Findings', 'CheckRecord', 'check_sink',
+           'record_check', 'check_summary', 'check_details', 'collect_findings', 'progress_sink', 'report_progress']
 
 # %% ../nbs/24_collect.ipynb #33a4ff7c
 def plural(n:int, # how many
@@ -218,40 +218,48 @@ def finding_from_dict(d:dict, # `Finding.as_dict()` (extra keys, e.g. 'message',
 NOT_TRAINING = ('check_overfit_one_batch', 'check_lr', 'check_loss_at_init', 'check_metric_baseline', 'check_output_variation',
                 'unchanged_parameters')
 
-# cause -> the symptoms it explains on the same Learner, in the order the diagnosis tries the causes (the first that explains wins,
-# and a cause explained by an earlier one passes its symptoms up to it). Each entry states a mechanism that holds for every Learner:
+# cause -> the findings it explains on the same Learner, in the order the diagnosis tries the causes (the first that explains
+# wins, and a cause explained by an earlier one passes what it explains up to it). Each entry states a mechanism that holds for
+# every Learner, whatever made the fault:
 EXPLAINS = {
-    # the loss and the model's last activation or output count do not match (a softmax before cross-entropy, one output under it):
-    # the loss's gradient is wrong or zero, so nothing downstream of it can train
+    # the loss and the model's last activation or output count do not match (a softmax before cross-entropy, one output under
+    # it): the loss's gradient is wrong or zero, so nothing behind it can train
     'check_loss_activation': NOT_TRAINING + ('check_gradient_flow',),
     # an element-wise loss broadcast outputs against targets of another shape: it compares every output with every target
     'loss_shape_broadcast': NOT_TRAINING,
+    # a last layer that bounds the outputs to a range that leaves out the targets: no fit can reach them
+    'check_target_range': NOT_TRAINING,
     # parameters the optimizer does not hold, or a head left out of training, never move
-    'check_optimizer_coverage': NOT_TRAINING + ('frozen_head', 'only_norm_trains'),
+    'check_optimizer_coverage': NOT_TRAINING + ('frozen_head', 'only_norm_trains', 'optimizer_params'),
+    'optimizer_params': NOT_TRAINING + ('frozen_head', 'only_norm_trains'),
     'frozen_head': NOT_TRAINING,
     'only_norm_trains': NOT_TRAINING,
     # an output that does not depend on the input cannot fit inputs
     'check_input_dependency': NOT_TRAINING,
-    # parameters that get no gradient (a cut graph) cannot learn
-    'check_gradient_flow': NOT_TRAINING,
+    # parameters that get no gradient (a cut graph) cannot learn; a gradient that is NaN at init is the NaN the fit meets
+    'check_gradient_flow': NOT_TRAINING + ('non_finite',),
     # tensors outside the model that the loss depends on are neither stepped nor saved
     'unregistered_tensors': NOT_TRAINING,
     # a fit whose batches end without an optimizer step leaves the parameters where they were
     'no_optimizer_step': ('unchanged_parameters', 'check_metric_baseline'),
+    # a batch that ends without zero_grad hands its gradient to the next: it also ended without its own step
+    'stale_gradients': ('skipped_steps', 'unchanged_parameters'),
     'skipped_steps': ('unchanged_parameters',),
+    # a rate at which the copy does not train (too low, or diverging) is the rate the one-batch test stalls or diverges at
+    'check_lr': ('check_overfit_one_batch', 'check_metric_baseline', 'unchanged_parameters'),
 }
 _RANK = {'error': 0, 'warning': 1, 'info': 2}
 
 def root_causes(kinds:list, # each finding's kind (or check name), all of one Learner
                 levels:list, # each one's level ('error', 'warning', 'info')
                )->list:
-    "For each finding, the index of the finding whose cause explains it (`EXPLAINS`, a chain followed to its root), or None where it stands on its own. A cause explains only findings of its level or below: a likely cause does not take the place of a certain symptom"
+    "For each finding, the index of the finding whose cause explains it (`EXPLAINS`, a chain followed to its root), or None where it stands on its own. An info (advice, a note) explains nothing"
     order = {k: i for i, k in enumerate(EXPLAINS)}
-    causes = sorted((i for i, k in enumerate(kinds) if k in EXPLAINS), key=lambda i: (order[kinds[i]], i))
+    causes = sorted((i for i, k in enumerate(kinds) if k in EXPLAINS and levels[i] != 'info'), key=lambda i: (order[kinds[i]], i))
     parent = [None] * len(kinds)
     for i, kind in enumerate(kinds):
         for c in causes:
-            if c != i and kind in EXPLAINS[kinds[c]] and _RANK[levels[c]] <= _RANK[levels[i]] and (kinds[i] not in EXPLAINS or order[kinds[c]] < order[kinds[i]]):
+            if c != i and kind in EXPLAINS[kinds[c]] and (kind not in EXPLAINS or order[kinds[c]] < order[kind]):
                 parent[i] = c
                 break
     def root(i):
@@ -260,22 +268,33 @@ def root_causes(kinds:list, # each finding's kind (or check name), all of one Le
         return i
     return [None if parent[i] is None else root(i) for i in range(len(kinds))]
 
+def fault_level(level:str, # the cause's own level
+                symptom_levels:list, # the levels of the findings it explains
+               )->str:
+    "A fault's level: the highest of its cause's and its symptoms' (a likely cause of a certain failure is reported as an error: the failure is certain, its claim says how sure the cause is)"
+    return min([level, *symptom_levels], key=_RANK.__getitem__)
+
 def _subject(f)->tuple:
     "Which Learner a finding is about: its object tag where the guard knew the Learner, else its label and the line that built it"
     return (getattr(f, 'learner_tag', '') or '',) if getattr(f, 'learner_tag', '') else ('', f.learner, f.built_at)
 
 def diagnose(findings:list, # `Finding`s or `FindingData`s of one run, in the order they came
             )->list:
-    "The findings again, each with its `id` ('F1', 'F2', ... in order) and `explained_by` (the id of the finding whose cause explains it, on the same Learner; '' where it stands on its own)"
+    "The findings again, each with its `id` ('F1', 'F2', ... in order) and `explained_by` (the id of the finding whose cause explains it, on the same Learner; '' where it stands on its own); a cause takes the highest level of what it explains (`fault_level`)"
     out = [replace(f, id=f"F{i}", explained_by='') for i, f in enumerate(findings, 1)]
     by_subject = {}
     for i, f in enumerate(out): by_subject.setdefault(_subject(f), []).append(i)
     for idx in by_subject.values():
         roots = root_causes([out[i].kind for i in idx], [out[i].level for i in idx])
+        explained = {}
         for i, r in zip(idx, roots):
-            if r is not None: out[i] = replace(out[i], explained_by=out[idx[r]].id)
+            if r is None: continue
+            out[i] = replace(out[i], explained_by=out[idx[r]].id)
+            explained.setdefault(idx[r], []).append(out[i].level)
+        for c, levels in explained.items():
+            level = fault_level(out[c].level, levels)
+            if level != out[c].level: out[c] = replace(out[c], level=level)
     return out
-
 
 # %% ../nbs/24_collect.ipynb #382b4600
 FAIL_ON = ('error', 'warning') # the levels that make `fastai-paranoid check` exit 1 and `pytest --paranoid` fail a test, by default

@@ -19,7 +19,7 @@ from .deploy import Guard
 # to fastai's `defaults.callbacks`; `compat.fastai_class` reads their classes once the user imported them
 from .compat import fastai_class, is_lr_find, running_learner, unwrap_model, unwrap_dl
 from .core import ParanoidWarning, ParanoidError, DEPRECATED, LEVELS, Finding, fingerprint, module_paths, ResultTable, emit, \
-    user_location, note_built, built_at
+    user_location, note_built, built_at, learner_tag
 
 # %% auto #0
 __all__ = ['SEVERITIES', 'leak_memory', 'StateLeakWarning', 'StateLeakError', 'findings_report', 'LeakMemory', 'all_findings',
@@ -436,7 +436,7 @@ class StateLeakDetector(Guard):
         learn = rec.learner_ref()
         f = Finding(kind, severity, path, evidence, fix, rec.label, guard='StateLeakDetector',
                     claim='certain' if severity == 'error' else '', built_at=built_at(learn) if learn is not None else None,
-                    found_at=user_location(2), category=StateLeakWarning)
+                    found_at=user_location(2), category=StateLeakWarning, learner_tag=learner_tag(learn))
         leak_memory.add(f)
         self.findings.append(f)
         self._rt.pending.append(f)

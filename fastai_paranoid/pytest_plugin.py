@@ -33,9 +33,10 @@ def pytest_configure(config):
 # %% ../nbs/43_pytest.ipynb #bc3b54fe
 def _failure_text(found, nodeid:str)->str:
     "The findings of one test as a failure message: one line per problem, each with its evidence and fix"
-    from fastai_paranoid.collect import plural
+    from fastai_paranoid.collect import plural, explains_note
     lines = [f"fastai-paranoid: {plural(found.problems, 'problem')} found during {nodeid}"]
-    lines += [f"  {f.where}: {f}" if f.where else f"  {f}" for f in found.all if f.level in found.fail_on]
+    lines += [f"  {f.where}: {f}{explains_note(found.symptoms_of([f]))}" if f.where else f"  {f}{explains_note(found.symptoms_of([f]))}"
+              for f in found.standing if f.level in found.fail_on]
     return '\n'.join(lines)
 
 class _Test:

@@ -602,7 +602,7 @@ def print_results(results:list, # `FileResult`s
     for r in results:
         found = Findings.from_dicts(r.findings, fail_on, name=(names or {}).get(r.path, r.path), refused=r.refused, checks=r.checks)
         if format == 'github':
-            for f in found.all: print(github_annotation(f))
+            if found.standing: print(found.github())
             for line in _crash_annotations(r): print(line)
         elif r.findings or r.refused or r.checks or len(results) == 1: print('\n' + found.report(width=width))
         if r.not_run:

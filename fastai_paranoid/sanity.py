@@ -12,9 +12,9 @@ from fastprogress.fastprogress import progress_bar
 from .core import ParanoidWarning, ParanoidError, ON_FINDING, DEPRECATED, emit, on_finding_arg, preserve_rng
 from .core import ResultTable, CheckResult, VERDICTS, registered_checks
 from .checkutils import SHARED, sharing, NoTrainingBatch, CheckIncomplete
-from .collect import terminal_width, report_progress, root_causes
+from .collect import terminal_width, report_progress, root_causes, fault_level
 # the checks of the modules below register themselves (`register_check`): learn.sanity_check() runs them
-from . import checks, datachecks, modelchecks, validchecks
+from . import checks, datachecks, modelchecks, validchecks, targets
 
 # %% auto #0
 __all__ = ['RUN_DEFAULTS', 'SanityCheckWarning', 'SanityCheckError', 'SanityReport', 'default_budget', 'diagnose_results']
@@ -28,7 +28,7 @@ class SanityCheckError(ParanoidError):
     def __init__(self, report):
         self.report = report
         failed = report.failed
-        causes = [r for r in failed if not r.explained_by]
+        causes = [r for r in report.standing if r.level == 'error']
         super().__init__(f"{len(failed)} of {len(report.results)} sanity checks failed:\n" +
                          '\n'.join(f"- {r.name}: {r.message} Fix: {r.fix}{_explains(report, r)}" for r in causes))
 
@@ -147,10 +147,13 @@ def _accepts(fn, arg): return arg in inspect.signature(fn).parameters
 
 def diagnose_results(results:list, # the `CheckResult`s of one Learner's checks
                     )->list:
-    "Set each finding's `explained_by` to the check whose finding explains it (`collect.EXPLAINS`: one cause, its symptoms under it), '' where it stands on its own; returns `results`"
+    "Set each finding's `explained_by` to the check whose finding explains it (`collect.EXPLAINS`: one cause, its symptoms under it), '' where it stands on its own, and give each cause the highest level of what it explains (`collect.fault_level`); returns `results`"
     found = [r for r in results if r.is_finding]
-    for r, root in zip(found, root_causes([r.name for r in found], [r.level for r in found])):
-        r.explained_by = '' if root is None else found[root].name
+    roots = root_causes([r.name for r in found], [r.level for r in found])
+    for r, root in zip(found, roots): r.explained_by = '' if root is None else found[root].name
+    for i, cause in enumerate(found):
+        symptoms = [found[j].level for j, root in enumerate(roots) if root == i]
+        if symptoms: cause.level = fault_level(cause.level, symptoms)
     return results
 
 def _explains(report, r)->str:
@@ -230,12 +233,14 @@ def sanity_check(self:Learner,
             seconds.append(time.perf_counter() - start)
     report_progress(check=None)
     report = SanityReport(diagnose_results(results), seconds, tracebacks, budget)
+    raising = on_finding == 'raise' and any(r.level == 'error' for r in report.standing)
     if on_finding is not None:
         for r in report.results:
-            if r.verdict in ('warning', 'error') or (r.verdict == 'failed' and on_finding != 'raise'):
-                quiet = on_finding == 'log' or bool(r.explained_by) # a symptom is said under its cause's warning, and logged
-                emit(f"{r.name} {r.verdict}: {r.message} {r.fix}{_explains(report, r)}", SanityCheckWarning,
-                     on_finding='log' if quiet else 'warn', stacklevel=2, kind=r.name,
-                     level=r.level or 'info', learn=self, guard='sanity_check', claim=r.claim)
-    if on_finding == 'raise' and report.failed: raise SanityCheckError(report)
+            if r.verdict not in ('failed', 'warning', 'error'): continue
+            if raising and r.level == 'error' and not r.explained_by and r.verdict != 'error': continue # the exception says it
+            quiet = on_finding == 'log' or bool(r.explained_by) # a symptom is said under its cause's warning, and logged
+            emit(f"{r.name} {r.verdict}: {r.message} {r.fix}{_explains(report, r)}", SanityCheckWarning,
+                 on_finding='log' if quiet else 'warn', stacklevel=2, kind=r.name,
+                 level=r.level or 'info', learn=self, guard='sanity_check', claim=r.claim)
+    if raising: raise SanityCheckError(report)
     return report
