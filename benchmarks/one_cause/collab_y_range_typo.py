@@ -8,7 +8,8 @@ from fastai.torch_core import set_seed
 set_seed(0)
 rng = np.random.default_rng(0)
 users, items = rng.normal(size=(60, 4)), rng.normal(size=(40, 4))
-u, i = rng.integers(0, 60, 3000), rng.integers(0, 40, 3000)
+pairs = rng.choice(60 * 40, 1500, replace=False)  # each user rates an item once
+u, i = pairs // 40, pairs % 40
 ratings = np.clip(np.round(3 + (users[u] * items[i]).sum(1)), 1, 5)
 df = pd.DataFrame({'user': u, 'item': i, 'rating': ratings.astype('float32')})
 dls = CollabDataLoaders.from_df(df, bs=64, seed=0)
