@@ -181,9 +181,14 @@ def test_overfit_reports_accuracy_not_judges_it():
 def buggy_learner(): return fresh_learner(digits_dls, partial(digits_cnn, buggy=True), loss_func=CrossEntropyLossFlat(), lr=3e-3)
 
 def test_on_finding_warn(buggy_learner):
-    with pytest.warns(SanityCheckWarning, match='check_overfit_one_batch failed'):
+    "One fault, one warning: the softmax before the loss warns and names the stall it explains, which is logged, not warned"
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter('always')
         report = buggy_learner.sanity_check(checks=MODEL_CHECKS, progress=False)
+    said = [str(w.message) for w in caught if issubclass(w.category, SanityCheckWarning)]
+    assert len(said) == 1 and 'check_loss_activation failed' in said[0] and 'Explains: check_overfit_one_batch (failed)' in said[0], said
     assert not report.ok and {r.name for r in report.failed} == {'check_loss_activation', 'check_overfit_one_batch'}
+    assert report['check_overfit_one_batch'].explained_by == 'check_loss_activation'
     assert issubclass(SanityCheckWarning, ParanoidWarning)
 
 def test_on_finding_raise(buggy_learner):
