@@ -318,6 +318,25 @@ def _log_probs_for_loss(name:str, probs, where:str, lname:str, tol:float)->Check
             "End the model with nn.LogSoftmax(dim=1), or keep logits and use CrossEntropyLossFlat.")
     return CheckResult(name, 'passed', measured, threshold, f"outputs are log-probabilities, as {lname} expects.")
 
+def _one_output(name:str, learn, measured:dict, threshold:str, where:str, last, lname:str)->CheckResult:
+    "`check_loss_activation` on one output per item under a loss that applies log_softmax: failed, and the fix asks why the model has one output, with the number of classes the data hold (`data_classes`)"
+    n_data, source = data_classes(learn.dls)
+    measured = measured | {'n_classes_data': n_data}
+    head = f"{where}, out_features=1" if isinstance(last, nn.Linear) else where
+    data = f", for the {n_data} classes the data hold ({source})," if n_data else ''
+    message = (f"the model has 1 output per item ({head}){data} in front of {lname}: log_softmax over one class is 0 whatever "
+               f"the output, so the loss is 0 (or cannot be computed for a target above 0) and no gradient reaches the model.")
+    if n_data is not None and n_data >= 2:
+        n_out = source if source in ('dls.c', 'len(dls.vocab)') else str(n_data)
+        fix = (f"Why does the model have 1 output when the data hold {n_data} classes ({source})? Give it one output per class: "
+               f"n_out={n_out} (vision_learner/tabular_learner pick it when n_out is left out; an n_out=1 passed to them, or a head "
+               f"built with out_features=1, overrides it), or nn.Linear(..., {n_data}) as the last layer")
+        fix += "; or keep the one output for this binary target and use BCEWithLogitsLossFlat()." if n_data == 2 else "."
+    else:
+        fix = ("Give the last layer one output per class (n_out = the number of classes, len(dls.vocab)), "
+               "or keep one output for a binary target and use BCEWithLogitsLossFlat().")
+    return CheckResult(name, 'failed', measured, threshold, message, fix, claim='certain')
+
 @register_check(20)
 def check_loss_activation(learn:Learner, # the Learner, left as it is
                           tol:float=1e-3, # how close to 1 rows must sum to count as probabilities
@@ -348,10 +367,7 @@ def check_loss_activation(learn:Learner, # the Learner, left as it is
     deviation = float((probs.sum(-1) - 1).abs().max())
     measured = {'n_classes': n_classes, 'output_min': float(probs.min()), 'max_row_deviation': deviation, 'last_module': where}
     threshold = f"not (outputs >= 0 and rows sum to 1 within {tol})"
-    if n_classes < 2:
-        return CheckResult(name, 'failed', measured, threshold,
-            f"the model has 1 output per item in front of {lname}: log_softmax over one class is 0 whatever the output.",
-            "Give the last layer one output per class, or use BCEWithLogitsLossFlat for a binary target.")
+    if n_classes < 2: return _one_output(name, learn, measured, threshold, where, last, lname)
     if probs.min() >= 0 and deviation <= tol:
         return CheckResult(name, 'failed', measured, threshold,
             f"{where} turns the outputs into probabilities (every row sums to 1 within {deviation:.1e}, smallest {probs.min():.4f}) "
@@ -702,9 +718,9 @@ def check_lr(learn:Learner, # the Learner, left as it is
               threshold=(f"mean loss of the last {ev['tail']} steps < (1 - {tol}) x the starting weights' loss on those batches; "
                          f"if not, weights moved < {pct(max_change, 0)} (too low) or more (too high, unless a paired t-test puts the tail "
                          f"below the start at p < {CHECK_ALPHA:g}: a large loss descending slowly)"))
-    if not math.isfinite(ev['ratio']):
+    if not all(map(math.isfinite, ev['losses'])): # inf or NaN, measured: nothing else is "non-finite"
         return CheckResult(name, 'failed', ev['measured'], ev['threshold'], f"{ev['story']}: the loss became non-finite{ev['power']}.", ev['fix_high'])
-    return _lr_above_start(ev) or _lr_level_or_lower(ev)
+    return _lr_constant(ev) or _lr_above_start(ev) or _lr_level_or_lower(ev)
 
 def _lr_evidence(learn, run, batches, lr, steps, tail, power)->dict:
     "What `check_lr` judges a short run on: the mean loss of its last `tail` steps, the starting weights' loss on those batches, paired tests between the two, the peak, and the pieces of its messages"
@@ -714,11 +730,12 @@ def _lr_evidence(learn, run, batches, lr, steps, tail, power)->dict:
     # the starting weights on the same tail batches: the run's own start, without the batch-to-batch noise of step 0 alone
     start_losses = batch_losses(learn, batches[:len(losses)][-tail:])
     start = float(np.mean(start_losses))
-    ratio = end / start if math.isfinite(end) and start > 0 else math.inf
+    ratio = end / start if math.isfinite(end) and start > 0 else 1.0 if end == start else math.inf # a loss of 0 that stays 0 is level
     measured = {'lr': lr, 'steps': len(losses), 'step0_loss': losses[0], 'start_loss_tail_batches': start, 'tail_loss': end,
                 'tail_over_start': ratio, 'relative_weight_change': run['relative_change'],
                 'share_above_step0': float(np.mean([l > losses[0] for l in losses[1:]])) if len(losses) > 1 else 0.0}
     ev = dict(lr=lr, losses=losses, tail=tail, end=end, start=start, ratio=ratio, measured=measured, change=run['relative_change'],
+              constant=all(l == losses[0] for l in losses + start_losses), # the same loss, to the last bit, whatever the weights
               p_lower=_p_lower(losses[-tail:], start_losses), trained=has_trained(learn),
               power=power if math.isfinite(end) else '',
               story=f"a {len(losses)}-step run of a copy at lr={lr:g}",
@@ -731,6 +748,21 @@ def _lr_evidence(learn, run, batches, lr, steps, tail, power)->dict:
     measured['peak_over_start'] = peak / start if start > 0 else math.inf
     return dict(ev, p_higher=p_higher, rising=rising, peak=peak,
                 claim=f"p = {p_higher:.1g} < {CHECK_ALPHA:g}, n = {tail} paired batches" if rising else '')
+
+def _lr_constant(ev:dict)->CheckResult|None:
+    "`check_lr`'s verdict on a run whose loss is the same at every step and for the starting weights: no rate can train a loss that does not change with the weights, so the rate is not what is wrong (failed, certain; passed on a Learner that trained to a loss of 0); None for the other runs"
+    if not ev['constant']: return None
+    name, measured, threshold, story, losses, start = (ev[k] for k in ('name', 'measured', 'threshold', 'story', 'losses', 'start'))
+    measured['constant_loss'] = losses[0]
+    if ev['trained'] and losses[0] == 0:
+        return CheckResult(name, 'passed', measured, threshold, f"{story} kept the loss at 0, where {ev['trained']} left it: nothing left to lower.")
+    return CheckResult(name, 'failed', measured, threshold + "; a loss that is the same at every step and for the starting weights is no question of the rate",
+        f"{story}: the loss is {losses[0]:.6g} at every one of its {len(losses)} steps, and {start:.6g} for the starting weights on the "
+        f"same batches: it does not change with the weights (the weights moved by {pct(ev['change'], 2)} of their norm, and the loss "
+        f"did not follow), so no learning rate can train the model. The rate is not the cause; the loss does not depend on the "
+        f"model's outputs.",
+        "Make the loss depend on the outputs: check_loss_activation and check_gradient_flow name where it stops (one output per "
+        "item in front of cross-entropy gives a loss of 0 whatever the output: give the model one output per class).", claim='certain')
 
 def _lr_above_start(ev:dict)->CheckResult|None:
     "`check_lr`'s verdict on a run that did not end below its start because its steps overshoot: certain when the weights blew away, a warning when the tail is significantly higher, a note when it is higher but not significantly; None for the other runs"
