@@ -31,8 +31,9 @@ from .fitchecks import loss_broadcasts, loss_shape_finding, forward_order, last_
 
 # %% auto #0
 __all__ = ['data_classes', 'check_train_batches', 'check_loss_at_init', 'check_loss_activation', 'overfit_one_batch',
-           'saturated_items', 'check_overfit_one_batch', 'overfit_causes', 'short_run', 'batch_losses', 'check_lr',
-           'LRSweep', 'lr_sweep', 'learner_copy', 'held_norm_layers', 'bn_holders', 'check_frozen']
+           'saturated_items', 'lr_schedulers', 'scheduler_peak', 'rate_setters', 'check_overfit_one_batch',
+           'overfit_causes', 'short_run', 'batch_losses', 'check_lr', 'LRSweep', 'lr_sweep', 'learner_copy',
+           'held_norm_layers', 'bn_holders', 'check_frozen']
 
 # %% ../nbs/34_checks.ipynb #2da82469
 def _label_entropy(y:torch.Tensor, n_classes:int)->float|None:
@@ -506,6 +507,54 @@ def _failed_with_causes(name:str, measured:dict, threshold:str, story:str, cause
         fix = ' '.join(f"({i}) {fix.rstrip('.')}." for i, (*_, fix) in enumerate(causes, 1))
     return CheckResult(name, 'failed', measured, threshold, f"{story}. {named}", fix)
 
+def _user_cbs(learn):
+    "The callbacks the user added: not the defaults every Learner gets, not the progress bar"
+    progress_cb = fastai_class('fastai.callback.progress', 'ProgressCallback') # not imported by this module: its import registers ProgressCallback
+    return [cb for cb in learn.cbs if type(cb) not in defaults.callbacks and not isinstance(cb, progress_cb)]
+
+def lr_schedulers(learn:Learner)->list:
+    "The PyTorch LR schedulers (`torch.optim.lr_scheduler.LRScheduler`) the user's callbacks hold as attributes, each once"
+    found = {}
+    for cb in _user_cbs(learn):
+        for value in vars(cb).values():
+            if isinstance(value, torch.optim.lr_scheduler.LRScheduler): found.setdefault(id(value), value)
+    return list(found.values())
+
+def scheduler_peak(sched)->float|None:
+    "The largest rate a PyTorch LR scheduler gives: its base rates (StepLR, CosineAnnealingLR, ExponentialLR decay from them), CyclicLR's `max_lrs`, OneCycleLR's `max_lr` (kept in its optimizer's groups); None when it holds none"
+    rates = list(getattr(sched, 'base_lrs', None) or []) + list(getattr(sched, 'max_lrs', None) or [])
+    for group in getattr(getattr(sched, 'optimizer', None), 'param_groups', []):
+        rates += [group[k] for k in ('max_lr', 'initial_lr', 'lr') if isinstance(group.get(k), (int, float))]
+    return float(max(rates)) if rates else None
+
+def _code_sets_rate(code)->bool:
+    "Does this code (or a function defined in it) set a learning rate: `set_hyper('lr', ...)`/`set_hypers(lr=...)`, `x.lr = ...`, `g['lr'] = ...`, or touch `param_groups` or `lr_scheduler`? Read from the compiled code, so that a class defined in a notebook cell is read too"
+    import dis
+    names = set(code.co_names)
+    says_lr = any(c == 'lr' or (isinstance(c, tuple) and 'lr' in c) for c in code.co_consts)
+    ops = [(i.opname, i.argval) for i in dis.get_instructions(code)]
+    if {'param_groups', 'lr_scheduler'} & names: return True
+    if {'set_hyper', 'set_hypers'} & names and says_lr: return True
+    if ('STORE_ATTR', 'lr') in ops or (says_lr and any(op == 'STORE_SUBSCR' for op, _ in ops)): return True
+    return any(_code_sets_rate(c) for c in code.co_consts if hasattr(c, 'co_code'))
+
+def _class_sets_rate(cls)->bool:
+    "Does a method the user's class (or a base of it outside fastai and this library) defines set a learning rate (`_code_sets_rate`)?"
+    for klass in cls.__mro__:
+        if (klass.__module__ or '').partition('.')[0] in ('fastai', 'fastai_paranoid', 'fastcore', 'builtins'): continue
+        for fn in vars(klass).values():
+            code = getattr(getattr(fn, '__func__', fn), '__code__', None)
+            if code is not None and _code_sets_rate(code): return True
+    return False
+
+def rate_setters(learn:Learner)->list:
+    "The user's callbacks that set the learning rate during the fit in a way no check can read before it: their class's code sets 'lr' (`opt.set_hyper('lr', ...)`, `param_groups`, a PyTorch `lr_scheduler` it builds) and they hold no scheduler `scheduler_peak` reads"
+    res = []
+    for cb in _user_cbs(learn):
+        if any(isinstance(v, torch.optim.lr_scheduler.LRScheduler) for v in vars(cb).values()): continue # read by `lr_schedulers`
+        if _class_sets_rate(type(cb)): res.append(type(cb).__name__)
+    return res
+
 def _default_lr(learn:Learner, given:bool)->bool:
     "Is the rate a check trains at fastai's default `learn.lr`, with none given to the check or fixed by `opt_func`? (A Learner built with `lr=1e-3` looks the same: the note then says what is still true, that the rate is the default)"
     return not given and 'lr' not in getattr(learn.opt_func, 'keywords', {}) and learn.lr == defaults.lr
@@ -526,6 +575,9 @@ def check_overfit_one_batch(learn:Learner, # the Learner, left as it is
                            )->CheckResult:
     "Can the trainable part of a copy of the model, dropout off, drive the loss on a few items near 0, at the user's rate? The criterion is the loss, not the accuracy."
     name = 'check_overfit_one_batch'
+    peaks = [p for p in map(scheduler_peak, lr_schedulers(learn)) if p is not None] if lr is None else []
+    if peaks: lr = max(peaks) # the user's own PyTorch scheduler gives the rate of the real fit
+    setters = rate_setters(learn) if lr is None else [] # the user's callbacks set a rate this check cannot read
     lr_given, lr = lr is not None, user_lr(learn, lr)
     target = lambda losses: max(atol, rtol * losses[0])
     def stalled(losses): # a plateau counts only above `on_its_way` x step 0: XOR-like losses rest on plateaus far below their start
@@ -576,6 +628,13 @@ def check_overfit_one_batch(learn:Learner, # the Learner, left as it is
     how = "became non-finite" if not math.isfinite(last) else f"stalled: the loss {_trend(losses, span)}"
     causes = overfit_causes(learn, run['model'], run['batch'], earlier)
     if causes: return _failed_with_causes(name, measured, threshold, f"{story}: it {how}{accuracy_note}", causes)
+    if setters:
+        return CheckResult(name, 'info', measured | {'rate_set_by': ', '.join(setters)}, threshold,
+            f"{story}: it {how}{accuracy_note}. That is at lr={lr:g}, the rate the Learner holds; but the rate of your real fit is set "
+            f"by your callback{'s' if len(setters) > 1 else ''} {', '.join(setters)} during the fit, which no check can read before "
+            f"it: not a verdict on your run.",
+            "Run the check at the rate your fit uses: learn.sanity_check(lr=...) with your schedule's peak rate, or hold the "
+            "PyTorch scheduler as an attribute of the callback before the fit (the checks then read its peak).")
     guessed = (f" The rate lr={lr:g} is learn.lr, fastai's default, and no rate was given to the check or to opt_func: if you train "
                f"at another one (fit_one_cycle(n, lr)), run the check at it: learn.sanity_check(lr=...)."
                if _default_lr(learn, given=lr_given) else '')
@@ -900,11 +959,6 @@ class _FirstItems(Callback):
     def before_batch(self):
         if not self.training: return
         self.learn.xb, self.learn.yb = _first_items(self.learn.xb, self.n), _first_items(self.learn.yb, self.n)
-
-def _user_cbs(learn):
-    "The callbacks the user added: not the defaults every Learner gets, not the progress bar"
-    progress_cb = fastai_class('fastai.callback.progress', 'ProgressCallback') # not imported by this module: its import registers ProgressCallback
-    return [cb for cb in learn.cbs if type(cb) not in defaults.callbacks and not isinstance(cb, progress_cb)]
 
 def _copy_training_state(learn, clone):
     "Give `clone` what a real next fit of `learn` starts from and `deepcopy` drops: each parameter's `.grad`, the optimizer's state and hyper-parameters"
