@@ -31,7 +31,7 @@ from .fitchecks import loss_broadcasts, loss_shape_finding, forward_order, last_
 
 # %% auto #0
 __all__ = ['data_classes', 'check_train_batches', 'check_loss_at_init', 'check_loss_activation', 'overfit_one_batch',
-           'saturated_items', 'lr_schedulers', 'scheduler_peak', 'rate_setters', 'check_overfit_one_batch',
+           'saturated_items', 'lr_schedulers', 'scheduler_peak', 'rate_setters', 'fit_rate', 'check_overfit_one_batch',
            'overfit_causes', 'short_run', 'batch_losses', 'check_lr', 'LRSweep', 'lr_sweep', 'learner_copy',
            'held_norm_layers', 'bn_holders', 'check_frozen']
 
@@ -555,6 +555,25 @@ def rate_setters(learn:Learner)->list:
         if _class_sets_rate(type(cb)): res.append(type(cb).__name__)
     return res
 
+def fit_rate(learn:Learner, # the Learner
+             lr:float|None=None, # the rate given to the check, if any
+            )->tuple:
+    "`(rate, setters)`: the rate a check trains at (`lr` if given, else the peak of the PyTorch schedulers the user's callbacks hold, else `user_lr`), and the user's callbacks that set the rate of the real fit in a way no check can read before it (`rate_setters`; none when a rate was given or read)"
+    if lr is None:
+        peaks = [p for p in map(scheduler_peak, lr_schedulers(learn)) if p is not None]
+        if peaks: lr = max(peaks)
+    return user_lr(learn, lr), (rate_setters(learn) if lr is None else [])
+
+_RATE_FIX = ("Run the check at the rate your fit uses: learn.sanity_check(lr=...) with your schedule's peak rate, or hold the "
+             "PyTorch scheduler as an attribute of the callback before the fit (the checks then read its peak).")
+
+def _rate_unread(res:CheckResult, lr:float, setters:list)->CheckResult:
+    "A verdict judged at the Learner's rate while the user's callbacks set the real fit's rate: an info that says so, never a certain error"
+    return CheckResult(res.name, 'info', res.measured | {'rate_set_by': ', '.join(setters)}, res.threshold,
+        f"{res.message.rstrip('.')}. That is at lr={lr:g}, the rate the Learner holds; but the rate of your real fit is set by your "
+        f"callback{'s' if len(setters) > 1 else ''} {', '.join(setters)} during the fit, which no check can read before it: not a "
+        f"verdict on your run.", _RATE_FIX)
+
 def _default_lr(learn:Learner, given:bool)->bool:
     "Is the rate a check trains at fastai's default `learn.lr`, with none given to the check or fixed by `opt_func`? (A Learner built with `lr=1e-3` looks the same: the note then says what is still true, that the rate is the default)"
     return not given and 'lr' not in getattr(learn.opt_func, 'keywords', {}) and learn.lr == defaults.lr
@@ -575,10 +594,9 @@ def check_overfit_one_batch(learn:Learner, # the Learner, left as it is
                            )->CheckResult:
     "Can the trainable part of a copy of the model, dropout off, drive the loss on a few items near 0, at the user's rate? The criterion is the loss, not the accuracy."
     name = 'check_overfit_one_batch'
-    peaks = [p for p in map(scheduler_peak, lr_schedulers(learn)) if p is not None] if lr is None else []
-    if peaks: lr = max(peaks) # the user's own PyTorch scheduler gives the rate of the real fit
-    setters = rate_setters(learn) if lr is None else [] # the user's callbacks set a rate this check cannot read
-    lr_given, lr = lr is not None, user_lr(learn, lr)
+    lr_given = lr is not None
+    lr, setters = fit_rate(learn, lr) # the user's own PyTorch scheduler gives the rate of the real fit; `setters`: callbacks that set one no check can read
+    lr_given = lr_given or bool(lr_schedulers(learn))
     target = lambda losses: max(atol, rtol * losses[0])
     def stalled(losses): # a plateau counts only above `on_its_way` x step 0: XOR-like losses rest on plateaus far below their start
         return len(losses) >= min_steps and _drop(losses, len(losses) // 4) < stall and losses[-1] > on_its_way * losses[0]
@@ -628,13 +646,7 @@ def check_overfit_one_batch(learn:Learner, # the Learner, left as it is
     how = "became non-finite" if not math.isfinite(last) else f"stalled: the loss {_trend(losses, span)}"
     causes = overfit_causes(learn, run['model'], run['batch'], earlier)
     if causes: return _failed_with_causes(name, measured, threshold, f"{story}: it {how}{accuracy_note}", causes)
-    if setters:
-        return CheckResult(name, 'info', measured | {'rate_set_by': ', '.join(setters)}, threshold,
-            f"{story}: it {how}{accuracy_note}. That is at lr={lr:g}, the rate the Learner holds; but the rate of your real fit is set "
-            f"by your callback{'s' if len(setters) > 1 else ''} {', '.join(setters)} during the fit, which no check can read before "
-            f"it: not a verdict on your run.",
-            "Run the check at the rate your fit uses: learn.sanity_check(lr=...) with your schedule's peak rate, or hold the "
-            "PyTorch scheduler as an attribute of the callback before the fit (the checks then read its peak).")
+    if setters: return _rate_unread(CheckResult(name, 'failed', measured, threshold, f"{story}: it {how}{accuracy_note}."), lr, setters)
     guessed = (f" The rate lr={lr:g} is learn.lr, fastai's default, and no rate was given to the check or to opt_func: if you train "
                f"at another one (fit_one_cycle(n, lr)), run the check at it: learn.sanity_check(lr=...)."
                if _default_lr(learn, given=lr_given) else '')
@@ -758,7 +770,14 @@ def check_lr(learn:Learner, # the Learner, left as it is
     "Does a short run at the user's learning rate end below where it started? A loss that hovers above its start points first at a rate too high."
     name = 'check_lr'
     deadline = Deadline(budget, name)
-    lr = user_lr(learn, lr)
+    lr, setters = fit_rate(learn, lr)
+    res = _check_lr_at(learn, name, deadline, lr, steps, tail, tol, max_change, blown, spike, slow, min_steps, work)
+    if setters and res.verdict in ('failed', 'warning', 'info') and 'constant_loss' not in res.measured: # a constant loss is no question of the rate
+        return _rate_unread(res, lr, setters)
+    return res
+
+def _check_lr_at(learn, name, deadline, lr, steps, tail, tol, max_change, blown, spike, slow, min_steps, work)->CheckResult:
+    "`check_lr`'s run and verdict at `lr`"
     xb, yb = training_batches(learn, 1)[0]
     step_gflop = work_per_step(learn, learn.model, xb, yb) / 1e9
     planned = steps_for(work, step_gflop * 1e9, steps)
