@@ -528,14 +528,14 @@ def scheduler_peak(sched)->float|None:
     return float(max(rates)) if rates else None
 
 def _code_sets_rate(code)->bool:
-    "Does this code (or a function defined in it) set a learning rate: `set_hyper('lr', ...)`/`set_hypers(lr=...)`, `x.lr = ...`, `g['lr'] = ...`, or touch `param_groups` or `lr_scheduler`? Read from the compiled code, so that a class defined in a notebook cell is read too"
+    "Does this code (or a function defined in it) set a learning rate: `set_hyper('lr', ...)`/`set_hypers(lr=...)`, `g['lr'] = ...`, or touch `param_groups` or `lr_scheduler`? Read from the compiled code, so that a class defined in a notebook cell is read too"
     import dis
     names = set(code.co_names)
     says_lr = any(c == 'lr' or (isinstance(c, tuple) and 'lr' in c) for c in code.co_consts)
     ops = [(i.opname, i.argval) for i in dis.get_instructions(code)]
     if {'param_groups', 'lr_scheduler'} & names: return True
     if {'set_hyper', 'set_hypers'} & names and says_lr: return True
-    if ('STORE_ATTR', 'lr') in ops or (says_lr and any(op == 'STORE_SUBSCR' for op, _ in ops)): return True
+    if says_lr and any(op == 'STORE_SUBSCR' for op, _ in ops): return True # a param group's g['lr'] = ... (`self.lr = ...` sets no optimizer's rate)
     return any(_code_sets_rate(c) for c in code.co_consts if hasattr(c, 'co_code'))
 
 def _class_sets_rate(cls)->bool:
