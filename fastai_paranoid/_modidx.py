@@ -231,6 +231,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                         'fastai_paranoid.checks._knows_labels': ('checks.html#_knows_labels', 'fastai_paranoid/checks.py'),
                                         'fastai_paranoid.checks._label_entropy': ( 'checks.html#_label_entropy',
                                                                                    'fastai_paranoid/checks.py'),
+                                        'fastai_paranoid.checks._last_fit_lr_find': ( 'checks.html#_last_fit_lr_find',
+                                                                                      'fastai_paranoid/checks.py'),
                                         'fastai_paranoid.checks._last_leaf': ('checks.html#_last_leaf', 'fastai_paranoid/checks.py'),
                                         'fastai_paranoid.checks._log_probs_for_loss': ( 'checks.html#_log_probs_for_loss',
                                                                                         'fastai_paranoid/checks.py'),

@@ -166,6 +166,15 @@ def _loss_at_init_high(learn, model, batches_in, name, measured, threshold, n_ba
         "Look for a last layer initialized too large (shrink its weights, zero its bias), inputs that are not normalized "
         "(add Normalize to the batch transforms), or targets that do not match the outputs (number of classes, label encoding).")
 
+def _last_fit_lr_find(learn:Learner)->bool:
+    "Was the last fit the Recorder holds an `lr_find` sweep, whose rates rise geometrically batch after batch? `lr_find` puts the weights and the optimizer back as they were before it"
+    lrs = getattr(getattr(learn, 'recorder', None), 'lrs', None)
+    if not lrs or len(lrs) < 3: return False
+    lrs = np.asarray(lrs, dtype=float)
+    if not (lrs > 0).all(): return False
+    ratios = lrs[1:] / lrs[:-1]
+    return bool(ratios.min() > 1 and np.allclose(ratios, ratios[0], rtol=1e-6))
+
 @register_check(10)
 def check_loss_at_init(learn:Learner, # the Learner, left as it is
                        n_batches:int=4, # training batches the loss is averaged over
@@ -185,6 +194,9 @@ def check_loss_at_init(learn:Learner, # the Learner, left as it is
         return CheckResult(name, 'skipped', message=f"learn.loss_func ({loss_name(loss_func)}) is not a cross-entropy loss; "
                            f"ln(C) is the loss at init only for those.")
     trained = has_trained(learn)
+    if trained and _last_fit_lr_find(learn): # lr_find puts the weights (and the optimizer) back: what is left is the optimizer's word
+        import types
+        trained = has_trained(types.SimpleNamespace(recorder=None, opt=learn.opt))
     if trained:
         return CheckResult(name, 'skipped', {'trained': trained},
                            message=f"{trained}: the loss at init is a property of an untrained model. Run the check right after "
