@@ -336,7 +336,8 @@ def _one_output(name:str, learn, measured:dict, threshold:str, where:str, last, 
     n_data, source = data_classes(learn.dls)
     measured = measured | {'n_classes_data': n_data}
     head = f"{where}, out_features=1" if isinstance(last, nn.Linear) else where
-    data = f", for the {n_data} classes the data hold ({source})," if n_data else ''
+    data = (f", for the {n_data} classes the data hold ({source})," if n_data and n_data > 1 else
+            f", and the data hold one class ({source})," if n_data == 1 else '')
     message = (f"the model has 1 output per item ({head}){data} in front of {lname}: log_softmax over one class is 0 whatever "
                f"the output, so the loss is 0 (or cannot be computed for a target above 0) and no gradient reaches the model.")
     if n_data is not None and n_data >= 2:
