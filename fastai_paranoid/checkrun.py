@@ -118,11 +118,14 @@ def learner_key(learn)->tuple:
 
 # %% ../nbs/40_checkrun.ipynb #3f8d46c5
 def fit_lr(learn)->float|None:
-    "The largest learning rate the fit about to start will use: the peak of its scheduler (`fit_one_cycle`, `fine_tune`), else the optimizer's"
+    "The largest learning rate the fit about to start will use: the peak of its scheduler (`fit_one_cycle`, `fine_tune`), or of the PyTorch schedulers the user's callbacks hold (`checks.lr_schedulers`); None when the user's callbacks set the rate in a way no check can read (`checks.rate_setters`: the checks then say so); else the optimizer's"
     sched = next((cb for cb in learn.cbs if isinstance(cb, fastai_class('fastai.callback.schedule', 'ParamScheduler'))), None)
     if sched is not None and 'lr' in getattr(sched, 'scheds', {}):
         try: return float(max(np.max(np.asarray(sched.scheds['lr'](p), dtype=float)) for p in np.linspace(0, 1, 21)))
         except Exception: pass
+    peaks = [p for p in map(_checks.scheduler_peak, _checks.lr_schedulers(learn)) if p is not None]
+    if peaks: return max(peaks)
+    if _checks.rate_setters(learn): return None
     if learn.opt is not None and learn.opt.hypers: return float(max(h['lr'] for h in learn.opt.hypers))
     return None
 

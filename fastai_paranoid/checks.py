@@ -31,8 +31,9 @@ from .fitchecks import loss_broadcasts, loss_shape_finding, forward_order, last_
 
 # %% auto #0
 __all__ = ['data_classes', 'check_train_batches', 'check_loss_at_init', 'check_loss_activation', 'overfit_one_batch',
-           'saturated_items', 'check_overfit_one_batch', 'overfit_causes', 'short_run', 'batch_losses', 'check_lr',
-           'LRSweep', 'lr_sweep', 'learner_copy', 'held_norm_layers', 'bn_holders', 'check_frozen']
+           'saturated_items', 'lr_schedulers', 'scheduler_peak', 'rate_setters', 'fit_rate', 'check_overfit_one_batch',
+           'overfit_causes', 'short_run', 'batch_losses', 'check_lr', 'LRSweep', 'lr_sweep', 'learner_copy',
+           'held_norm_layers', 'bn_holders', 'check_frozen']
 
 # %% ../nbs/34_checks.ipynb #2da82469
 def _label_entropy(y:torch.Tensor, n_classes:int)->float|None:
@@ -165,6 +166,15 @@ def _loss_at_init_high(learn, model, batches_in, name, measured, threshold, n_ba
         "Look for a last layer initialized too large (shrink its weights, zero its bias), inputs that are not normalized "
         "(add Normalize to the batch transforms), or targets that do not match the outputs (number of classes, label encoding).")
 
+def _last_fit_lr_find(learn:Learner)->bool:
+    "Was the last fit the Recorder holds an `lr_find` sweep, whose rates rise geometrically batch after batch? `lr_find` puts the weights and the optimizer back as they were before it"
+    lrs = getattr(getattr(learn, 'recorder', None), 'lrs', None)
+    if not lrs or len(lrs) < 3: return False
+    lrs = np.asarray(lrs, dtype=float)
+    if not (lrs > 0).all(): return False
+    ratios = lrs[1:] / lrs[:-1]
+    return bool(ratios.min() > 1 and np.allclose(ratios, ratios[0], rtol=1e-6))
+
 @register_check(10)
 def check_loss_at_init(learn:Learner, # the Learner, left as it is
                        n_batches:int=4, # training batches the loss is averaged over
@@ -184,6 +194,9 @@ def check_loss_at_init(learn:Learner, # the Learner, left as it is
         return CheckResult(name, 'skipped', message=f"learn.loss_func ({loss_name(loss_func)}) is not a cross-entropy loss; "
                            f"ln(C) is the loss at init only for those.")
     trained = has_trained(learn)
+    if trained and _last_fit_lr_find(learn): # lr_find puts the weights (and the optimizer) back: what is left is the optimizer's word
+        import types
+        trained = has_trained(types.SimpleNamespace(recorder=None, opt=learn.opt))
     if trained:
         return CheckResult(name, 'skipped', {'trained': trained},
                            message=f"{trained}: the loss at init is a property of an untrained model. Run the check right after "
@@ -318,6 +331,26 @@ def _log_probs_for_loss(name:str, probs, where:str, lname:str, tol:float)->Check
             "End the model with nn.LogSoftmax(dim=1), or keep logits and use CrossEntropyLossFlat.")
     return CheckResult(name, 'passed', measured, threshold, f"outputs are log-probabilities, as {lname} expects.")
 
+def _one_output(name:str, learn, measured:dict, threshold:str, where:str, last, lname:str)->CheckResult:
+    "`check_loss_activation` on one output per item under a loss that applies log_softmax: failed, and the fix asks why the model has one output, with the number of classes the data hold (`data_classes`)"
+    n_data, source = data_classes(learn.dls)
+    measured = measured | {'n_classes_data': n_data}
+    head = f"{where}, out_features=1" if isinstance(last, nn.Linear) else where
+    data = (f", for the {n_data} classes the data hold ({source})," if n_data and n_data > 1 else
+            f", and the data hold one class ({source})," if n_data == 1 else '')
+    message = (f"the model has 1 output per item ({head}){data} in front of {lname}: log_softmax over one class is 0 whatever "
+               f"the output, so the loss is 0 (or cannot be computed for a target above 0) and no gradient reaches the model.")
+    if n_data is not None and n_data >= 2:
+        n_out = source if source in ('dls.c', 'len(dls.vocab)') else str(n_data)
+        fix = (f"Why does the model have 1 output when the data hold {n_data} classes ({source})? Give it one output per class: "
+               f"n_out={n_out} (vision_learner/tabular_learner pick it when n_out is left out; an n_out=1 passed to them, or a head "
+               f"built with out_features=1, overrides it), or nn.Linear(..., {n_data}) as the last layer")
+        fix += "; or keep the one output for this binary target and use BCEWithLogitsLossFlat()." if n_data == 2 else "."
+    else:
+        fix = ("Give the last layer one output per class (n_out = the number of classes, len(dls.vocab)), "
+               "or keep one output for a binary target and use BCEWithLogitsLossFlat().")
+    return CheckResult(name, 'failed', measured, threshold, message, fix, claim='certain')
+
 @register_check(20)
 def check_loss_activation(learn:Learner, # the Learner, left as it is
                           tol:float=1e-3, # how close to 1 rows must sum to count as probabilities
@@ -348,10 +381,7 @@ def check_loss_activation(learn:Learner, # the Learner, left as it is
     deviation = float((probs.sum(-1) - 1).abs().max())
     measured = {'n_classes': n_classes, 'output_min': float(probs.min()), 'max_row_deviation': deviation, 'last_module': where}
     threshold = f"not (outputs >= 0 and rows sum to 1 within {tol})"
-    if n_classes < 2:
-        return CheckResult(name, 'failed', measured, threshold,
-            f"the model has 1 output per item in front of {lname}: log_softmax over one class is 0 whatever the output.",
-            "Give the last layer one output per class, or use BCEWithLogitsLossFlat for a binary target.")
+    if n_classes < 2: return _one_output(name, learn, measured, threshold, where, last, lname)
     if probs.min() >= 0 and deviation <= tol:
         return CheckResult(name, 'failed', measured, threshold,
             f"{where} turns the outputs into probabilities (every row sums to 1 within {deviation:.1e}, smallest {probs.min():.4f}) "
@@ -490,6 +520,73 @@ def _failed_with_causes(name:str, measured:dict, threshold:str, story:str, cause
         fix = ' '.join(f"({i}) {fix.rstrip('.')}." for i, (*_, fix) in enumerate(causes, 1))
     return CheckResult(name, 'failed', measured, threshold, f"{story}. {named}", fix)
 
+def _user_cbs(learn):
+    "The callbacks the user added: not the defaults every Learner gets, not the progress bar"
+    progress_cb = fastai_class('fastai.callback.progress', 'ProgressCallback') # not imported by this module: its import registers ProgressCallback
+    return [cb for cb in learn.cbs if type(cb) not in defaults.callbacks and not isinstance(cb, progress_cb)]
+
+def lr_schedulers(learn:Learner)->list:
+    "The PyTorch LR schedulers (`torch.optim.lr_scheduler.LRScheduler`) the user's callbacks hold as attributes, each once"
+    found = {}
+    for cb in _user_cbs(learn):
+        for value in vars(cb).values():
+            if isinstance(value, torch.optim.lr_scheduler.LRScheduler): found.setdefault(id(value), value)
+    return list(found.values())
+
+def scheduler_peak(sched)->float|None:
+    "The largest rate a PyTorch LR scheduler gives: its base rates (StepLR, CosineAnnealingLR, ExponentialLR decay from them), CyclicLR's `max_lrs`, OneCycleLR's `max_lr` (kept in its optimizer's groups); None when it holds none"
+    rates = list(getattr(sched, 'base_lrs', None) or []) + list(getattr(sched, 'max_lrs', None) or [])
+    for group in getattr(getattr(sched, 'optimizer', None), 'param_groups', []):
+        rates += [group[k] for k in ('max_lr', 'initial_lr', 'lr') if isinstance(group.get(k), (int, float))]
+    return float(max(rates)) if rates else None
+
+def _code_sets_rate(code)->bool:
+    "Does this code (or a function defined in it) set a learning rate: `set_hyper('lr', ...)`/`set_hypers(lr=...)`, `g['lr'] = ...`, or touch `param_groups` or `lr_scheduler`? Read from the compiled code, so that a class defined in a notebook cell is read too"
+    import dis
+    names = set(code.co_names)
+    says_lr = any(c == 'lr' or (isinstance(c, tuple) and 'lr' in c) for c in code.co_consts)
+    ops = [(i.opname, i.argval) for i in dis.get_instructions(code)]
+    if {'param_groups', 'lr_scheduler'} & names: return True
+    if {'set_hyper', 'set_hypers'} & names and says_lr: return True
+    if says_lr and any(op == 'STORE_SUBSCR' for op, _ in ops): return True # a param group's g['lr'] = ... (`self.lr = ...` sets no optimizer's rate)
+    return any(_code_sets_rate(c) for c in code.co_consts if hasattr(c, 'co_code'))
+
+def _class_sets_rate(cls)->bool:
+    "Does a method the user's class (or a base of it outside fastai and this library) defines set a learning rate (`_code_sets_rate`)?"
+    for klass in cls.__mro__:
+        if (klass.__module__ or '').partition('.')[0] in ('fastai', 'fastai_paranoid', 'fastcore', 'builtins'): continue
+        for fn in vars(klass).values():
+            code = getattr(getattr(fn, '__func__', fn), '__code__', None)
+            if code is not None and _code_sets_rate(code): return True
+    return False
+
+def rate_setters(learn:Learner)->list:
+    "The user's callbacks that set the learning rate during the fit in a way no check can read before it: their class's code sets 'lr' (`opt.set_hyper('lr', ...)`, `param_groups`, a PyTorch `lr_scheduler` it builds) and they hold no scheduler `scheduler_peak` reads"
+    res = []
+    for cb in _user_cbs(learn):
+        if any(isinstance(v, torch.optim.lr_scheduler.LRScheduler) for v in vars(cb).values()): continue # read by `lr_schedulers`
+        if _class_sets_rate(type(cb)): res.append(type(cb).__name__)
+    return res
+
+def fit_rate(learn:Learner, # the Learner
+             lr:float|None=None, # the rate given to the check, if any
+            )->tuple:
+    "`(rate, setters)`: the rate a check trains at (`lr` if given, else the peak of the PyTorch schedulers the user's callbacks hold, else `user_lr`), and the user's callbacks that set the rate of the real fit in a way no check can read before it (`rate_setters`; none when a rate was given or read)"
+    if lr is None:
+        peaks = [p for p in map(scheduler_peak, lr_schedulers(learn)) if p is not None]
+        if peaks: lr = max(peaks)
+    return user_lr(learn, lr), (rate_setters(learn) if lr is None else [])
+
+_RATE_FIX = ("Run the check at the rate your fit uses: learn.sanity_check(lr=...) with your schedule's peak rate, or hold the "
+             "PyTorch scheduler as an attribute of the callback before the fit (the checks then read its peak).")
+
+def _rate_unread(res:CheckResult, lr:float, setters:list)->CheckResult:
+    "A verdict judged at the Learner's rate while the user's callbacks set the real fit's rate: an info that says so, never a certain error"
+    return CheckResult(res.name, 'info', res.measured | {'rate_set_by': ', '.join(setters)}, res.threshold,
+        f"{res.message.rstrip('.')}. That is at lr={lr:g}, the rate the Learner holds; but the rate of your real fit is set by your "
+        f"callback{'s' if len(setters) > 1 else ''} {', '.join(setters)} during the fit, which no check can read before it: not a "
+        f"verdict on your run.", _RATE_FIX)
+
 def _default_lr(learn:Learner, given:bool)->bool:
     "Is the rate a check trains at fastai's default `learn.lr`, with none given to the check or fixed by `opt_func`? (A Learner built with `lr=1e-3` looks the same: the note then says what is still true, that the rate is the default)"
     return not given and 'lr' not in getattr(learn.opt_func, 'keywords', {}) and learn.lr == defaults.lr
@@ -510,7 +607,9 @@ def check_overfit_one_batch(learn:Learner, # the Learner, left as it is
                            )->CheckResult:
     "Can the trainable part of a copy of the model, dropout off, drive the loss on a few items near 0, at the user's rate? The criterion is the loss, not the accuracy."
     name = 'check_overfit_one_batch'
-    lr_given, lr = lr is not None, user_lr(learn, lr)
+    lr_given = lr is not None
+    lr, setters = fit_rate(learn, lr) # the user's own PyTorch scheduler gives the rate of the real fit; `setters`: callbacks that set one no check can read
+    lr_given = lr_given or bool(lr_schedulers(learn))
     target = lambda losses: max(atol, rtol * losses[0])
     def stalled(losses): # a plateau counts only above `on_its_way` x step 0: XOR-like losses rest on plateaus far below their start
         return len(losses) >= min_steps and _drop(losses, len(losses) // 4) < stall and losses[-1] > on_its_way * losses[0]
@@ -560,6 +659,7 @@ def check_overfit_one_batch(learn:Learner, # the Learner, left as it is
     how = "became non-finite" if not math.isfinite(last) else f"stalled: the loss {_trend(losses, span)}"
     causes = overfit_causes(learn, run['model'], run['batch'], earlier)
     if causes: return _failed_with_causes(name, measured, threshold, f"{story}: it {how}{accuracy_note}", causes)
+    if setters: return _rate_unread(CheckResult(name, 'failed', measured, threshold, f"{story}: it {how}{accuracy_note}."), lr, setters)
     guessed = (f" The rate lr={lr:g} is learn.lr, fastai's default, and no rate was given to the check or to opt_func: if you train "
                f"at another one (fit_one_cycle(n, lr)), run the check at it: learn.sanity_check(lr=...)."
                if _default_lr(learn, given=lr_given) else '')
@@ -683,7 +783,14 @@ def check_lr(learn:Learner, # the Learner, left as it is
     "Does a short run at the user's learning rate end below where it started? A loss that hovers above its start points first at a rate too high."
     name = 'check_lr'
     deadline = Deadline(budget, name)
-    lr = user_lr(learn, lr)
+    lr, setters = fit_rate(learn, lr)
+    res = _check_lr_at(learn, name, deadline, lr, steps, tail, tol, max_change, blown, spike, slow, min_steps, work)
+    if setters and res.verdict in ('failed', 'warning', 'info') and 'constant_loss' not in res.measured: # a constant loss is no question of the rate
+        return _rate_unread(res, lr, setters)
+    return res
+
+def _check_lr_at(learn, name, deadline, lr, steps, tail, tol, max_change, blown, spike, slow, min_steps, work)->CheckResult:
+    "`check_lr`'s run and verdict at `lr`"
     xb, yb = training_batches(learn, 1)[0]
     step_gflop = work_per_step(learn, learn.model, xb, yb) / 1e9
     planned = steps_for(work, step_gflop * 1e9, steps)
@@ -702,9 +809,9 @@ def check_lr(learn:Learner, # the Learner, left as it is
               threshold=(f"mean loss of the last {ev['tail']} steps < (1 - {tol}) x the starting weights' loss on those batches; "
                          f"if not, weights moved < {pct(max_change, 0)} (too low) or more (too high, unless a paired t-test puts the tail "
                          f"below the start at p < {CHECK_ALPHA:g}: a large loss descending slowly)"))
-    if not math.isfinite(ev['ratio']):
+    if not all(map(math.isfinite, ev['losses'])): # inf or NaN, measured: nothing else is "non-finite"
         return CheckResult(name, 'failed', ev['measured'], ev['threshold'], f"{ev['story']}: the loss became non-finite{ev['power']}.", ev['fix_high'])
-    return _lr_above_start(ev) or _lr_level_or_lower(ev)
+    return _lr_constant(ev) or _lr_above_start(ev) or _lr_level_or_lower(ev)
 
 def _lr_evidence(learn, run, batches, lr, steps, tail, power)->dict:
     "What `check_lr` judges a short run on: the mean loss of its last `tail` steps, the starting weights' loss on those batches, paired tests between the two, the peak, and the pieces of its messages"
@@ -714,11 +821,12 @@ def _lr_evidence(learn, run, batches, lr, steps, tail, power)->dict:
     # the starting weights on the same tail batches: the run's own start, without the batch-to-batch noise of step 0 alone
     start_losses = batch_losses(learn, batches[:len(losses)][-tail:])
     start = float(np.mean(start_losses))
-    ratio = end / start if math.isfinite(end) and start > 0 else math.inf
+    ratio = end / start if math.isfinite(end) and start > 0 else 1.0 if end == start else math.inf # a loss of 0 that stays 0 is level
     measured = {'lr': lr, 'steps': len(losses), 'step0_loss': losses[0], 'start_loss_tail_batches': start, 'tail_loss': end,
                 'tail_over_start': ratio, 'relative_weight_change': run['relative_change'],
                 'share_above_step0': float(np.mean([l > losses[0] for l in losses[1:]])) if len(losses) > 1 else 0.0}
     ev = dict(lr=lr, losses=losses, tail=tail, end=end, start=start, ratio=ratio, measured=measured, change=run['relative_change'],
+              constant=all(l == losses[0] for l in losses + start_losses), # the same loss, to the last bit, whatever the weights
               p_lower=_p_lower(losses[-tail:], start_losses), trained=has_trained(learn),
               power=power if math.isfinite(end) else '',
               story=f"a {len(losses)}-step run of a copy at lr={lr:g}",
@@ -731,6 +839,21 @@ def _lr_evidence(learn, run, batches, lr, steps, tail, power)->dict:
     measured['peak_over_start'] = peak / start if start > 0 else math.inf
     return dict(ev, p_higher=p_higher, rising=rising, peak=peak,
                 claim=f"p = {p_higher:.1g} < {CHECK_ALPHA:g}, n = {tail} paired batches" if rising else '')
+
+def _lr_constant(ev:dict)->CheckResult|None:
+    "`check_lr`'s verdict on a run whose loss is the same at every step and for the starting weights: no rate can train a loss that does not change with the weights, so the rate is not what is wrong (failed, certain; passed on a Learner that trained to a loss of 0); None for the other runs"
+    if not ev['constant']: return None
+    name, measured, threshold, story, losses, start = (ev[k] for k in ('name', 'measured', 'threshold', 'story', 'losses', 'start'))
+    measured['constant_loss'] = losses[0]
+    if ev['trained'] and losses[0] == 0:
+        return CheckResult(name, 'passed', measured, threshold, f"{story} kept the loss at 0, where {ev['trained']} left it: nothing left to lower.")
+    return CheckResult(name, 'failed', measured, threshold + "; a loss that is the same at every step and for the starting weights is no question of the rate",
+        f"{story}: the loss is {losses[0]:.6g} at every one of its {len(losses)} steps, and {start:.6g} for the starting weights on the "
+        f"same batches: it does not change with the weights (the weights moved by {pct(ev['change'], 2)} of their norm, and the loss "
+        f"did not follow), so no learning rate can train the model. The rate is not the cause; the loss does not depend on the "
+        f"model's outputs.",
+        "Make the loss depend on the outputs: check_loss_activation and check_gradient_flow name where it stops (one output per "
+        "item in front of cross-entropy gives a loss of 0 whatever the output: give the model one output per class).", claim='certain')
 
 def _lr_above_start(ev:dict)->CheckResult|None:
     "`check_lr`'s verdict on a run that did not end below its start because its steps overshoot: certain when the weights blew away, a warning when the tail is significantly higher, a note when it is higher but not significantly; None for the other runs"
@@ -868,11 +991,6 @@ class _FirstItems(Callback):
     def before_batch(self):
         if not self.training: return
         self.learn.xb, self.learn.yb = _first_items(self.learn.xb, self.n), _first_items(self.learn.yb, self.n)
-
-def _user_cbs(learn):
-    "The callbacks the user added: not the defaults every Learner gets, not the progress bar"
-    progress_cb = fastai_class('fastai.callback.progress', 'ProgressCallback') # not imported by this module: its import registers ProgressCallback
-    return [cb for cb in learn.cbs if type(cb) not in defaults.callbacks and not isinstance(cb, progress_cb)]
 
 def _copy_training_state(learn, clone):
     "Give `clone` what a real next fit of `learn` starts from and `deepcopy` drops: each parameter's `.grad`, the optimizer's state and hyper-parameters"

@@ -26,7 +26,8 @@ class RaggedItems(ValueError):
 # %% auto #0
 __all__ = ['SAFETY_NET_MIN', 'MAX_READ_BYTES', 'RaggedItems', 'safety_net', 'served_items', 'repeat_structure', 'step_flops',
            'remaining_power', 'matches_test', 'check_label_leak', 'class_shares_test', 'check_split_duplicates',
-           'channel_bounds', 'check_input_normalization', 'check_batch_independence', 'check_constant_features']
+           'channel_bounds', 'pooled_advice', 'check_input_normalization', 'check_batch_independence',
+           'check_constant_features']
 
 # %% ../nbs/31_datachecks.ipynb #4b8d33bb
 SAFETY_NET_MIN = 60.0 # seconds: the shortest wall-clock safety net of a data check (a smaller `budget`, such as a share of the runner's, is raised to it)
@@ -779,10 +780,40 @@ def _normalization_fix(label:str, mean:torch.Tensor, std:torch.Tensor, unit:str,
     return (f"standardize {label}'s {len(mean)} {unit}s with their training statistics in the Dataset, before building the DataLoaders "
             f"(fastai's Normalize transforms only TensorImage, not plain tensors): `x = (x - x_train.mean(0)) / x_train.std(0).clamp_min(1e-8)`")
 
+def pooled_advice(x:torch.Tensor, # float inputs `(N, F)`
+                  min_features:int=64, # fewer features are never read as one measure
+                  ratio:float=2.0, # one mean and std is the advice when per-feature statistics give a largest |z| more than this many times its own
+                 )->dict|None:
+    "For a table whose features are one measure, as the pixels of an image flattened into columns are (at least `min_features` of them, most spanning at least half of the range they all share), and where standardizing each feature on its own would give values of a largest |z| more than `ratio` times the one of a mean and std over all of them (near-constant border pixels): the pooled `mean` and `std`, the largest |z| each way (`z_feature`, `z_pooled`), the feature that gives it (`worst`, `worst_std`), `n_features`. None otherwise"
+    if x.ndim != 2 or x.shape[1] < min_features: return None
+    x = x.double()
+    lo, hi = x.min(0).values, x.max(0).values
+    span = float(hi.max() - lo.min())
+    if not span > 0 or float(((hi - lo) >= 0.5 * span).double().mean()) < 0.5: return None
+    mean, std = x.mean(0), x.std(0)
+    live = torch.nonzero(std > 1e-8).flatten()
+    if not len(live): return None
+    z_each = ((x[:, live] - mean[live]) / std[live]).abs().amax(0)
+    m, s = float(x.mean()), float(x.std())
+    z_feature, z_pooled = float(z_each.max()), float(((x - m) / s).abs().max())
+    if z_feature <= ratio * z_pooled: return None
+    worst = int(live[int(z_each.argmax())])
+    return dict(mean=m, std=s, z_feature=z_feature, z_pooled=z_pooled, worst=worst, worst_std=float(std[worst]), n_features=x.shape[1])
+
+def _pooled_fix(label:str, pooled:dict, kind:str)->str:
+    "How to standardize a table of one measure with one mean and std over all its features, with the |z| either way (`pooled_advice`)"
+    m, s = f"{pooled['mean']:.4g}", f"{pooled['std']:.4g}"
+    where = (f"in the DataFrame before the TabularPandas, with no Normalize in procs: `df[cont_names] = (df[cont_names] - {m}) / {s}`"
+             if kind == 'tabular' else f"in the Dataset, before building the DataLoaders: `x = (x - {m}) / {s}`")
+    return (f"standardize {label}'s {pooled['n_features']} features as the one measure they are (as pixels are), with one mean and std "
+            f"over all of them, {where}: per-feature statistics{' (procs=[Normalize])' if kind == 'tabular' else ''} would push the "
+            f"near-constant ones to |z| = {pooled['z_feature']:.1f} (feature {pooled['worst']}, std {pooled['worst_std']:.3g}), one mean "
+            f"and std keeps every value within |z| = {pooled['z_pooled']:.1f}")
+
 def _normalization_finding(x:torch.Tensor, label:str, bounds:dict, consumer, max_abs_mean:float, std_range:tuple, far_mean:float,
-                           far_std:float, kind:str='image', far_bounds:dict|None=None)->dict:
+                           far_std:float, kind:str='image', far_bounds:dict|None=None, unit:str|None=None)->dict:
     "What the bounds of one input's channels say: `undecided` (channels that look far off, but whose bounds cannot tell), and when a channel is off, `text` (what is off, its worst channels), `warn` (far off, into a first layer `consumer` that does not normalize) and `fix`. Far off is judged on `far_bounds` when given (the whole training set's exact statistics); mildly off ('info') always on the confidence `bounds`, so that a small standardized training set whose mean is 0.3 by chance gets no note"
-    unit = 'channel' if x.ndim > 2 else 'feature'
+    unit = unit or ('channel' if x.ndim > 2 else 'feature')
     mean, std = bounds['mean'].float(), bounds['std'].float()
     live = bounds['std_high'] > 1e-8 # constant features (always-black border pixels) carry nothing to normalize
     scale_high = bounds['std_high'].clamp_min(1)
@@ -859,17 +890,23 @@ def check_input_normalization(learn, # the Learner whose training inputs are mea
     measured, warnings_, notes, fixes, undecided = dict(n_items=n, whole_training_set=complete), [], [], [], []
     for i in float_inputs:
         x = inputs[i]
-        bounds = channel_bounds(x, alpha)
         label = f"input {i}" if len(inputs) > 1 else "input"
+        kind = kinds[i] if i < len(kinds) else 'tensor'
+        pooled = pooled_advice(x) # features of one measure (pixels): judged, and standardized, as one
+        if pooled is not None:
+            measured[f'{label} max |z| per feature'], measured[f'{label} max |z| pooled'] = pooled['z_feature'], pooled['z_pooled']
+            x = x.reshape(len(x), 1, -1)
+            label = f"{label} (its {pooled['n_features']} features read as one measure)"
+        bounds = channel_bounds(x, alpha)
         unit = 'channel' if x.ndim > 2 else 'feature'
         measured[f'{label} mean'] = _values_text(bounds['mean'].float(), unit)
         measured[f'{label} std'] = _values_text(bounds['std'].float(), unit)
         finding = _normalization_finding(x, label, bounds, consumers.get(i), max_abs_mean, std_range, far_mean, far_std,
-                                         kinds[i] if i < len(kinds) else 'tensor', channel_bounds(x, alpha, exact=True) if complete else None)
+                                         kind, channel_bounds(x, alpha, exact=True) if complete else None, 'pooled measure' if pooled else None)
         if finding['undecided']: undecided.append(finding['undecided'])
         if finding['text'] is None: continue
         (warnings_ if finding['warn'] else notes).append(finding['text'])
-        fixes.append(finding['fix'])
+        fixes.append(finding['fix'] if pooled is None else _pooled_fix(f"input {i}" if len(inputs) > 1 else "input", pooled, kind))
     return _normalization_result(name, threshold, measured, warnings_, notes, fixes, undecided, alpha, max_abs_mean, std_range)
 
 # %% ../nbs/31_datachecks.ipynb #7d1a65a3

@@ -41,24 +41,40 @@ def broadcast_growth(pred_shape, # the shape of the model's outputs
     shape = torch.Size(max(x, y) if 1 not in (x, y) else x * y for x, y in zip(a, b))
     return shape if math.prod(shape) > max(math.prod(a), math.prod(b)) else None
 
+def _holds_shape(out, shape)->bool:
+    "Is `out` (a tensor, or a tuple of them as `broadcast_tensors` returns) of `shape`?"
+    if isinstance(out, torch.Tensor): return out.shape == shape
+    return isinstance(out, (tuple, list)) and any(isinstance(o, torch.Tensor) and o.shape == shape for o in out)
+
 class _BroadcastWatch(TorchFunctionMode):
-    "Remember the first torch function called with a tensor of `pred_shape` and one of `target_shape` (a loss's `mse_loss(pred, y)` or `pred - y`)"
+    "Remember the first torch function called with a tensor of `pred_shape` and one of `target_shape` that broadcast them: its result holds the grown shape (`pred - y`), or, for a loss that reduces, its result with `reduction='none'` does (`mse_loss(pred, y)`). An element-wise function broadcasts; cross-entropy's `[bs, 1]` logits against `[bs]` class indices take both shapes and broadcast nothing (its unreduced loss is `[bs]`)"
     def __init__(self, pred_shape, target_shape):
         super().__init__()
         self.shapes, self.seen = (torch.Size(pred_shape), torch.Size(target_shape)), None
+        self.grown = broadcast_growth(pred_shape, target_shape)
+    def _broadcast(self, func, args, kwargs, out)->bool:
+        if _holds_shape(out, self.grown): return True
+        try: unreduced = func(*args, **{**kwargs, 'reduction': 'none'}) # a loss function: per element, before the mean
+        except Exception: return False # no `reduction` argument: its result was the one to look at
+        return _holds_shape(unreduced, self.grown)
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        if self.seen is None:
+        out = func(*args, **kwargs)
+        if self.seen is None and self.grown is not None:
             shapes = [a.shape for a in (*args, *kwargs.values()) if isinstance(a, torch.Tensor)]
-            if self.shapes[0] in shapes and self.shapes[1] in shapes and len(shapes) >= 2:
+            if self.shapes[0] in shapes and self.shapes[1] in shapes and len(shapes) >= 2 and self._broadcast(func, args, kwargs, out):
                 self.seen = getattr(func, '__qualname__', None) or getattr(func, '__name__', repr(func))
-        return func(*args, **kwargs)
+        return out
 
 _FLAT_LOSS = {'MSELoss': 'MSELossFlat()', 'L1Loss': 'L1LossFlat()', 'BCEWithLogitsLoss': 'BCEWithLogitsLossFlat()',
               'BCELoss': 'BCELossFlat()', 'CrossEntropyLoss': 'CrossEntropyLossFlat()'}
 
 def _loss_name(loss_func)->str:
     return getattr(loss_func, '__name__', None) or type(loss_func).__name__
+
+def _view_to(shape)->str:
+    "The `view` that gives a batch of `shape` (any batch size): `view(-1)`, `view(-1, 1)`"
+    return "view(-1)" if len(shape) == 1 else f"view(-1, {', '.join(str(s) for s in tuple(shape)[1:])})"
 
 def loss_shape_finding(loss_func, # the Learner's loss function
                        pred_shape, target_shape, # the shapes it was called with
@@ -69,8 +85,8 @@ def loss_shape_finding(loss_func, # the Learner's loss function
     name = _loss_name(loss_func)
     flat = _FLAT_LOSS.get(name)
     fix = (f"use fastai's `{flat}`, which flattens outputs and targets alike, or " if flat else "")
-    fix += (f"make the shapes match before the loss: `pred.view(-1)` in the model's forward (or `squeeze(-1)`), or targets of shape "
-            f"{list(pred_shape)} (`y.view(-1, 1)`)")
+    fix += (f"make the shapes match before the loss: outputs of the targets' shape {list(target_shape)} (`pred.{_view_to(target_shape)}` "
+            f"at the end of the model's forward), or targets of the outputs' shape {list(pred_shape)} (`y.{_view_to(pred_shape)}`)")
     return Finding('loss_shape_broadcast', 'error', f"loss_func ({name})",
                    f"compared outputs of shape {list(pred_shape)} with targets of shape {list(target_shape)}: `{called}` broadcast them "
                    f"to {list(shape)} ({math.prod(shape):,} elements for {math.prod(pred_shape):,} outputs), so each output is "

@@ -139,38 +139,106 @@ def _gradients(model, named, loss_func, xb, yb, seed)->dict:
     loss_func(_plain_out(model, xb), *yb).backward()
     return {n: _gradient_state(p.grad) for n, p in named.items()}
 
+def _python_path(name:str, root:str='learn.model')->str:
+    "A module name as Python reaches it: '0.model.head.norm' -> learn.model[0].model.head.norm"
+    return root + ''.join(f"[{p}]" if p.isdigit() else f".{p}" for p in name.split('.') if p)
+
+_LIBRARIES = ('torch', 'torchvision', 'fastai', 'timm', 'transformers')
+
+def _library(cls)->str|None:
+    "The installed package a module class comes from (fastai, timm, torch...), None for the user's own code: a class of a package under site-packages counts as a library's"
+    import inspect, pathlib
+    root = (getattr(cls, '__module__', '') or '').partition('.')[0]
+    if root in _LIBRARIES: return root
+    try: file = inspect.getsourcefile(cls) or ''
+    except (TypeError, OSError): return None
+    return root if {'site-packages', 'dist-packages'} & set(pathlib.Path(file).parts) else None
+
+def _skipped_by(param:str, modules:dict, ran:set)->str|None:
+    "For a parameter whose module never ran in a forward: the nearest enclosing module that ran (whose forward skipped it), as a module name; None when its own module ran"
+    path = param.rpartition('.')[0]
+    if id(modules[path]) in ran: return None
+    parts = path.split('.') if path else []
+    for i in range(len(parts) - 1, -1, -1):
+        outer = '.'.join(parts[:i])
+        if id(modules[outer]) in ran: return outer
+    return None
+
+def _loss_ignores_outputs(model, loss_func, xb, yb)->float|None:
+    "The loss on `(xb, yb)` when its gradient with respect to the model's outputs is exactly zero (the loss does not depend on them: one output per item under cross-entropy), else None"
+    torch.manual_seed(0)
+    with torch.no_grad(): out = _plain_out(model, xb)
+    if not isinstance(out, torch.Tensor) or not out.is_floating_point(): return None
+    out = out.detach().requires_grad_(True)
+    loss = loss_func(out, *yb)
+    (g,) = torch.autograd.grad(loss, out, allow_unused=True)
+    return float(loss) if g is None or not bool(g.any()) else None
+
+_RELUS = (nn.ReLU, nn.ReLU6)
+
+def _dead_relu_layers(model, xb)->list:
+    "`(path, units)` of each ReLU module (nn.ReLU, nn.ReLU6) whose every unit outputs 0 for every item of the batch: nothing behind it gets a gradient"
+    from fastai_paranoid.core import module_paths
+    paths, dead = module_paths(model), []
+    def look(m, inp, out):
+        if isinstance(out, torch.Tensor) and out.ndim >= 1 and out.shape[0] and not bool((out > 0).any()): dead.append((paths[m], out[0].numel()))
+    hooks = [m.register_forward_hook(look) for m in model.modules() if isinstance(m, _RELUS)]
+    try:
+        torch.manual_seed(0)
+        with torch.no_grad(): _plain_out(model, xb)
+    finally:
+        for h in hooks: h.remove()
+    return list(dict.fromkeys(dead))
+
+_FIXES = {'cut': "Let the loss reach them: compute the forward on tensors, not on .data or .detach()ed copies, or freeze what is meant "
+                 "to stay fixed with p.requires_grad_(False).",
+          'unused': "Let the forward call every submodule you keep (or delete it), or freeze what is meant to stay fixed with p.requires_grad_(False).",
+          'loss': "Make the loss depend on the outputs: check_loss_activation names why it does not (one output per item in front of "
+                  "cross-entropy gives a loss of 0 whatever the output: give the model one output per class).",
+          'dead': "Revive the dead units: re-initialise the layers in front of them (a bias far below 0, or steps too large, leaves "
+                  "every unit at 0), or use nn.LeakyReLU in their place.",
+          'zero': "Find where the forward multiplies their contribution by zero or masks it out (a mask or scale of all zeros), or "
+                  "freeze what is meant to stay fixed with p.requires_grad_(False).",
+          'nonfinite': "Guard the sqrt, log or division at 0 in the forward or the loss (add an eps, or clamp), and find the first "
+                       "non-finite module with NaNGuard."}
+
 @register_check(12)
 def check_gradient_flow(learn:Learner, # the Learner, left as it is (a copy of its model is trained one step)
                         max_passes:int=16, # forward-backward passes (other batches, other seeds) before a gradient-less parameter counts as cut off
                         work:float=60., # GFLOP a pass may cost (`work_per_step` of a training batch): a pass over it runs on the first items it pays for (2 at the fewest), 3 of a resnet34 U-Net's 8 images of 64x96 px
                         budget:float|None=None, # seconds: the wall-clock safety net ('incomplete' when it runs out; None: none)
                        )->CheckResult:
-    "Does every trainable parameter get a finite, non-zero gradient from the loss? A zero one is re-checked on other batches and seeds (stochastic depth) and after one optimizer step (zero-initialised layers) before it counts"
+    "Does every trainable parameter get a finite, non-zero gradient from the loss? A zero one is re-checked on other batches and seeds (stochastic depth) and after one optimizer step (zero-initialised layers) before it counts; each cause it names is measured (modules that never ran, a loss whose gradient at the outputs is zero, ReLU layers that are 0 on every item), and parameters a library's own forward never uses (fastai's `TimmBody` skips a timm model's head) are a note, not an error"
     name = 'check_gradient_flow'
     deadline = Deadline(budget)
     model = model_copy(learn)
     named = {n: p for n, p in model.named_parameters() if p.requires_grad and p.numel()} # an empty tensor (fastai's BatchNorm1d(0) for no continuous inputs) holds nothing to train
     threshold = f"no trainable tensor whose gradient is None, all zero or non-finite in {max_passes} passes and after one training step"
     if not named: return CheckResult(name, 'skipped', {}, threshold, "The model has no trainable parameter.")
-    with preserve_rng(learn.dls):
-        batches = training_batches(learn, 3)
-        step = work_per_step(learn, model, *batches[0])
-        items, n_items = items_for(work, step, *batches[0]), _batch_items(*batches[0])
-        try: first = _gradients(model, named, learn.loss_func, *_first_of(batches[0], items), seed=0)
-        except Exception:
-            if items is None: raise
-            items = None # a model or loss that needs the whole batch
-            first = _gradients(model, named, learn.loss_func, *batches[0], seed=0)
-        suspects = {n: s for n, s in first.items() if s != 'ok'}
-        passes, stepped = 1, False
-        while suspects and passes < max_passes:
-            deadline.check(name)
-            if passes == 2 and not stepped: # behind a zero-initialised layer: non-zero from the second step on
-                sign_step(list(named.values()), user_lr(learn)) # with the gradients of the pass before
-                stepped = True
-            now = _gradients(model, named, learn.loss_func, *_first_of(batches[passes % len(batches)], items), seed=passes)
-            suspects = {n: now[n] for n in suspects if now[n] != 'ok'}
-            passes += 1
+    ran = set() # the modules any pass ran (a forward hook): a parameter of one that never ran belongs to a submodule the forward never calls
+    hooks = [m.register_forward_hook(lambda m, i, o: ran.add(id(m))) for m in model.modules()]
+    try:
+        with preserve_rng(learn.dls):
+            batches = training_batches(learn, 3)
+            step = work_per_step(learn, model, *batches[0])
+            items, n_items = items_for(work, step, *batches[0]), _batch_items(*batches[0])
+            try: first = _gradients(model, named, learn.loss_func, *_first_of(batches[0], items), seed=0)
+            except Exception:
+                if items is None: raise
+                items = None # a model or loss that needs the whole batch
+                first = _gradients(model, named, learn.loss_func, *batches[0], seed=0)
+            suspects = {n: s for n, s in first.items() if s != 'ok'}
+            passes, stepped = 1, False
+            while suspects and passes < max_passes:
+                deadline.check(name)
+                if passes == 2 and not stepped: # behind a zero-initialised layer: non-zero from the second step on
+                    sign_step(list(named.values()), user_lr(learn)) # with the gradients of the pass before
+                    stepped = True
+                now = _gradients(model, named, learn.loss_func, *_first_of(batches[passes % len(batches)], items), seed=passes)
+                suspects = {n: now[n] for n in suspects if now[n] != 'ok'}
+                passes += 1
+    finally:
+        for h in hooks: h.remove()
     measured = {'trainable': len(named), 'passes': passes, 'stepped': stepped, 'items': items or n_items, 'no_grad': 0, 'zero_grad': 0, 'nonfinite_grad': 0}
     resolved = sum(1 for s in first.values() if s != 'ok')
     on = (f" (each pass on {items} of the {n_items} items of a batch: the work allowance of {work:g} GFLOP pays for that many of a "
@@ -179,20 +247,64 @@ def check_gradient_flow(learn:Learner, # the Learner, left as it is (a copy of i
         note = f" ({resolved} only in later passes: zero-initialised layers or stochastic depth)" if resolved else ''
         return CheckResult(name, 'passed', measured, threshold,
                            f"All {len(named)} trainable parameter tensors get a finite, non-zero gradient from {loss_name(learn.loss_func)}{note}{on}.")
-    paths = param_paths(model)
-    kinds = {'none': "get no gradient at all (the graph is cut: .detach(), .data, torch.no_grad() or .item() in the forward, or a submodule the forward never calls)",
-             'zero': "get an all-zero gradient, on other batches and after an optimizer step too (multiplied by zero, masked out, or behind dead ReLUs)",
-             'nonfinite': "get a NaN or infinite gradient (a sqrt, log or division at 0 in the forward or the loss)"}
-    evidence = []
-    for kind, text in kinds.items():
-        hit = [paths[n] for n, s in suspects.items() if s == kind]
-        measured[{'none': 'no_grad', 'zero': 'zero_grad', 'nonfinite': 'nonfinite_grad'}[kind]] = len(hit)
-        if hit: evidence.append(f"{len(hit)} {text}: {_listed(hit)}")
+    with preserve_rng(learn.dls): return _gradient_causes(learn, model, named, suspects, ran, batches[0], items, measured, threshold, passes, on)
+
+def _gradient_causes(learn, model, named, suspects, ran, batch, items, measured, threshold, passes, on)->CheckResult:
+    "`check_gradient_flow`'s verdict on the tensors that never got a usable gradient: each group named by its measured cause, with the fix that fits it"
+    name = 'check_gradient_flow'
+    paths, modules = param_paths(model), dict(model.named_modules())
+    skipped = {n: _skipped_by(n, modules, ran) for n, s in suspects.items() if s == 'none'}
+    unused = {n: outer for n, outer in skipped.items() if outer is not None}
+    by_library = {n: outer for n, outer in unused.items() if _library(type(modules[outer]))}
+    groups, fixes = [], []
+    def add(kind, names, text, fix):
+        if not names: return
+        groups.append(f"{len(names)} {text}: {_listed([paths[n] for n in names])}")
+        if fix not in fixes: fixes.append(fix)
+    cut = [n for n in skipped if n not in unused]
+    add('none', cut, "get no gradient at all, although their modules ran (the graph is cut: .detach(), .data, torch.no_grad() or .item() in the forward)", _FIXES['cut'])
+    mine = [n for n in unused if n not in by_library]
+    add('none', mine, "get no gradient at all: their modules never ran in any pass (a submodule the forward never calls)", _FIXES['unused'])
+    zero = [n for n, s in suspects.items() if s == 'zero']
+    if zero:
+        xb, yb = _first_of(batch, items)
+        constant = _loss_ignores_outputs(model, learn.loss_func, xb, yb)
+        dead = _dead_relu_layers(model, xb) if constant is None else []
+        measured['dead_relu_layers'] = len(dead)
+        if constant is not None:
+            measured['loss_without_output_gradient'] = constant
+            add('zero', zero, f"get an all-zero gradient, on other batches and after an optimizer step too, because the loss "
+                f"({loss_name(learn.loss_func)} = {constant:.6g} on the first batch) has a gradient of exactly 0 with respect to the model's "
+                f"outputs: it does not depend on them, so nothing in the model can get a gradient", _FIXES['loss'])
+        elif dead:
+            add('zero', zero, "get an all-zero gradient, on other batches and after an optimizer step too, behind ReLU layers whose every "
+                "unit is 0 for every item of the batch (dead, measured: " + ', '.join(f"{p}: {k} of {k} units" for p, k in dead) + ")", _FIXES['dead'])
+        else:
+            add('zero', zero, "get an all-zero gradient, on other batches and after an optimizer step too; the loss's gradient at the "
+                "outputs is not zero and no ReLU layer is dead on the batch (measured), so the forward multiplies what they compute by "
+                "zero or masks it out", _FIXES['zero'])
+    add('nonfinite', [n for n, s in suspects.items() if s == 'nonfinite'],
+        "get a NaN or infinite gradient (a sqrt, log or division at 0 in the forward or the loss)", _FIXES['nonfinite'])
+    for kind, key in (('none', 'no_grad'), ('zero', 'zero_grad'), ('nonfinite', 'nonfinite_grad')):
+        measured[key] = sum(1 for n, s in suspects.items() if s == kind and n not in by_library)
+    measured['unused_by_library'] = len(by_library)
+    note = ''
+    if by_library:
+        outers = list(dict.fromkeys(by_library.values()))
+        libs = ', '.join(f"{type(modules[o]).__name__} ({_library(type(modules[o]))}, {'model.' + o if o else 'model'})" for o in outers)
+        timm_body = any(type(modules[o]).__name__ == 'TimmBody' for o in outers)
+        note = (f"{len(by_library)} parameter tensors are never used by design of {libs}, whose forward does not call their modules"
+                + (" (fastai's TimmBody runs a timm model's forward_features, which leaves out its head)" if timm_body else '')
+                + f": {_listed([paths[n] for n in by_library])}. They get no gradient and stay as initialised; nothing in your code leaves them out")
+    if not groups:
+        unused_modules = dict.fromkeys(n.rpartition('.')[0] for n in by_library)
+        return CheckResult(name, 'info', measured, threshold, note + f" (over {passes} forward-backward passes of a copy{on}).",
+                           "Nothing to change in your code; to keep them out of the optimizer, freeze them: "
+                           + ', '.join(f"{_python_path(m)}.requires_grad_(False)" for m in unused_modules) + ".")
     return CheckResult(name, 'failed', measured, threshold,
-                       f"Of {len(named)} trainable parameter tensors, over {passes} forward-backward passes of a copy{on}: " + '; '.join(evidence) + '.',
-                       "Let the loss reach them: compute the forward on tensors, not on .data or .detach()ed copies, call every "
-                       "submodule you keep (or delete it), or freeze what is meant to stay fixed with p.requires_grad_(False).",
-                       claim='certain')
+                       f"Of {len(named)} trainable parameter tensors, over {passes} forward-backward passes of a copy{on}: " + '; '.join(groups) + '.'
+                       + (f" Besides, {note[0].lower()}{note[1:]}." if note else ''),
+                       ' '.join(fixes), claim='certain')
 
 # %% ../nbs/32_modelchecks.ipynb #f3777318
 def _with(xb:tuple, i:int, x)->tuple: return xb[:i] + (x,) + xb[i + 1:]

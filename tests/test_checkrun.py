@@ -154,3 +154,10 @@ def test_every_check_is_accounted_for_and_a_crash_is_not_clean(crash, capsys, tm
         assert 'checks crashed' in out and '(exit status 2)' in out, out
     else: assert crashed == [] and 'crashed' not in out and '(exit status 0)' in out, out
     assert 'fastai-paranoid: 1 file checked in' in out, "one file: no plural"
+
+def test_own_pytorch_scheduler_is_clean():
+    "Issue 39: a healthy Learner driven by the user's own PyTorch scheduler (built in a callback's before_fit, unreadable before the fit) gets no problem: the checks that train at the Learner's rate say, as info, that the callback sets the real rate and how to give it"
+    found, guards = checked('own_scheduler.py')
+    assert guards[-1].checked and found.problems == 0, found.report('own_scheduler.py')
+    rated = [f for f in found.all if f.kind in ('check_overfit_one_batch', 'check_lr')]
+    assert rated and all(f.level == 'info' and 'rate_set_by=OneCycle' in f.evidence and 'learn.sanity_check(lr=...)' in f.fix for f in rated), found.report('own_scheduler.py')

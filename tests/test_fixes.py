@@ -300,3 +300,140 @@ def test_custom_function_backward():
     fix_works('check_gradient_correctness', lambda: Learner(features_dls(0), CustomFn(_square(True)), loss_func=nn.CrossEntropyLoss()),
               ['Fix the backward of', 'torch.autograd.gradcheck('],
               lambda learn: Learner(features_dls(0), CustomFn(_square(False)), loss_func=nn.CrossEntropyLoss()))
+
+# --- issue 39: each fix whose text was added or changed, applied to its case
+
+def _regression(y_shape, n=512):
+    "A regression whose targets are of shape [n] or [n, 1]"
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(n, 8, generator=g)
+    y = x @ torch.randn(8, generator=g)
+    y = y if y_shape == 1 else y[:, None]
+    return tensor_dls(x[:400], y[:400], x[400:], y[400:], bs=64)
+
+class _View(nn.Module):
+    "Reshape the outputs at the end of the forward, as the fix prints it (`pred.view(...)`)"
+    def __init__(self, *shape): super().__init__(); self.shape = shape
+    def forward(self, x): return x.view(*self.shape)
+
+def _shape_findings(learn):
+    from fastai_paranoid.core import finding_sink
+    from fastai_paranoid.fitchecks import LossShapeGuard
+    found = []
+    learn.add_cb(LossShapeGuard())
+    with finding_sink(found.append), warnings.catch_warnings():
+        warnings.simplefilter('ignore')
+        with learn.no_bar(), learn.no_logging(): learn.fit(1, 1e-2)
+    return [f for f in found if f.kind == 'loss_shape_broadcast']
+
+@pytest.mark.parametrize('fix', ['flat loss', 'outputs', 'targets'])
+@pytest.mark.parametrize('outputs', ['[bs, 1] vs [bs]', '[bs] vs [bs, 1]'])
+def test_loss_shape_broadcast_each_alternative_fits_its_shapes(outputs, fix):
+    "Both ways round, each of the fix's three alternatives, applied as printed, gives a fit without the finding"
+    from fastai.losses import MSELossFlat
+    flat_out = outputs == '[bs] vs [bs, 1]'
+    model = lambda *tail: nn.Sequential(nn.Linear(8, 1), *([nn.Flatten(0)] if flat_out else []), *tail)
+    y_dim = 2 if flat_out else 1
+    (found,) = _shape_findings(Learner(_regression(y_dim), model(), loss_func=nn.MSELoss()))
+    out_view, y_view = ('view(-1, 1)', 'view(-1)') if flat_out else ('view(-1)', 'view(-1, 1)')
+    assert f'`pred.{out_view}`' in found.fix and f'`y.{y_view}`' in found.fix and 'MSELossFlat()' in found.fix, found.fix
+    fixed = {'flat loss': lambda: Learner(_regression(y_dim), model(), loss_func=MSELossFlat()),
+             'outputs': lambda: Learner(_regression(y_dim), model(_View(-1, 1) if flat_out else _View(-1)), loss_func=nn.MSELoss()),
+             'targets': lambda: Learner(_regression(2 if y_dim == 1 else 1), model(), loss_func=nn.MSELoss())}[fix]
+    assert _shape_findings(fixed()) == []
+
+def _zero_targets(n_classes=1):
+    "XOR points whose targets are all 0 (so that cross-entropy runs on one output), or XOR's own labels"
+    dls = xor_dls()
+    if n_classes > 1: return dls
+    x, y = dls.train.dataset.tensors[0], dls.valid.dataset.tensors[0]
+    return tensor_dls(x, torch.zeros(len(x), dtype=torch.long), y, torch.zeros(len(y), dtype=torch.long), bs=32)
+
+_one_output = lambda n_out: lambda: nn.Sequential(nn.Linear(2, 32), nn.ReLU(), nn.Linear(32, n_out))
+
+@pytest.mark.parametrize('fix', ['n_out', 'BCEWithLogitsLossFlat'])
+def test_loss_activation_one_output_asks_why(fix):
+    "One output under cross-entropy on XOR's 2 classes: the fix asks why, with the data's count; each way it names passes"
+    planted = lambda: fresh_learner(xor_dls, _one_output(1), loss_func=CrossEntropyLossFlat())
+    def apply(learn):
+        (n,) = re.findall(r"nn\.Linear\(\.\.\., (\d+)\) as the last layer", run(check_loss_activation, learn).fix)
+        if fix == 'n_out': return fresh_learner(xor_dls, _one_output(int(n)), loss_func=CrossEntropyLossFlat())
+        return fresh_learner(xor_dls, _one_output(1), loss_func=BCEWithLogitsLossFlat())
+    res, _ = fix_works(check_loss_activation, planted, ['Why does the model have 1 output when the data hold 2 classes', 'BCEWithLogitsLossFlat()'], apply)
+    assert 'out_features=1' in res.message
+
+def test_lr_constant_loss_is_not_the_rate():
+    "A loss of 0 at every step (one output under cross-entropy): not 'non-finite', no lower rate; one output per class passes"
+    planted = lambda: fresh_learner(_zero_targets, _one_output(1), loss_func=CrossEntropyLossFlat(), lr=1e-2)
+    res, _ = fix_works(check_lr, planted, 'give the model one output per class',
+                       lambda learn: fresh_learner(_zero_targets, _one_output(2), loss_func=CrossEntropyLossFlat(), lr=1e-2))
+    assert 'non-finite' not in res.message and 'Lower the learning rate' not in res.fix and res.measured['constant_loss'] == 0
+
+class _TimesZero(nn.Module):
+    "Multiplies its MLP's output by `scale` and adds a bias: at 0 the MLP gets no gradient"
+    def __init__(self, scale): super().__init__(); self.scale, self.net, self.bias = scale, nn.Sequential(nn.Linear(10, 32), nn.ReLU(), nn.Linear(32, 2)), nn.Parameter(torch.zeros(2))
+    def forward(self, x): return self.net(x) * self.scale + self.bias
+
+def _dead(act=nn.ReLU, bias=-100.):
+    model = nn.Sequential(nn.Linear(10, 32), act(), nn.Linear(32, 2))
+    nn.init.constant_(model[0].bias, bias)
+    return model
+
+@pytest.mark.parametrize('case', ['loss', 'dead: LeakyReLU', 'dead: re-initialise', 'multiplied by zero'])
+def test_gradient_flow_zero_gradients_each_cause_its_fix(case):
+    "An all-zero gradient, named by its measured cause; the fix that cause prints, applied, passes"
+    if case == 'loss':
+        zero = lambda: tensor_dls(*(lambda d: (d[0], torch.zeros(len(d[0]), dtype=torch.long)))(features_dls(0).train.dataset.tensors),
+                                  *(lambda d: (d[0], torch.zeros(len(d[0]), dtype=torch.long)))(features_dls(0).valid.dataset.tensors), bs=32)
+        planted = lambda: Learner(zero(), mlp_out(1), loss_func=nn.CrossEntropyLoss())
+        says, apply = 'give the model one output per class', lambda learn: Learner(zero(), mlp_out(2), loss_func=nn.CrossEntropyLoss())
+    elif case.startswith('dead'):
+        planted = lambda: Learner(features_dls(0), _dead(), loss_func=nn.CrossEntropyLoss())
+        says = ['re-initialise the layers in front of them', 'nn.LeakyReLU']
+        apply = ((lambda learn: Learner(features_dls(0), _dead(nn.LeakyReLU), loss_func=nn.CrossEntropyLoss())) if 'Leaky' in case else
+                 (lambda learn: learn.model[0].reset_parameters()))
+    else:
+        planted = lambda: Learner(features_dls(0), _TimesZero(0.), loss_func=nn.CrossEntropyLoss())
+        says, apply = 'multiplies their contribution by zero', lambda learn: Learner(features_dls(0), _TimesZero(1.), loss_func=nn.CrossEntropyLoss())
+    res, _ = fix_works('check_gradient_flow', planted, says, apply)
+    assert '.data' not in res.fix, res.fix
+
+def mlp_out(n_out): return nn.Sequential(nn.Linear(10, 32), nn.ReLU(), nn.Linear(32, n_out))
+
+class _OwnRate(Callback):
+    "The user's callback sets the rate of every batch itself"
+    def before_batch(self): self.opt.set_hyper('lr', 0.5)
+
+@pytest.mark.parametrize('check', [check_overfit_one_batch, check_lr], ids=lambda f: f.__name__)
+def test_rate_set_by_a_callback_give_the_rate(check):
+    "A rate a callback sets during the fit, which no check reads: an info that says how to give it; given, the check passes"
+    planted = lambda: fresh_learner(partial(xor_dls, n_train=512), build_mlp, loss_func=CrossEntropyLossFlat(), opt_func=SGD,
+                                    lr=1e-5, cbs=_OwnRate())
+    given = {} # the rate, once the fix gave it
+    def sanity_check(learn): # as the fix says: learn.sanity_check(lr=...)
+        with warnings.catch_warnings():
+            warnings.simplefilter('ignore')
+            return learn.sanity_check(checks=[check.__name__], lr=given.get('lr'), on_finding=None, progress=False)[0]
+    res, _ = fix_works(sanity_check, planted, 'learn.sanity_check(lr=...)', lambda learn: given.update(lr=0.5), before=('info',))
+    assert res.measured['rate_set_by'] == '_OwnRate' and res.claim == ''
+
+def test_normalization_table_of_pixels_one_mean_and_std():
+    "The digits as a TabularPandas of 64 pixel columns (0-255, no Normalize): the fix is one mean and std over all of them, not a per-pixel std (|z| 32 per feature); applied to the DataFrame as printed, the check passes"
+    import pandas as pd
+    from sklearn.datasets import load_digits
+    from fastai.tabular.all import TabularPandas, CategoryBlock, RandomSplitter, tabular_learner
+    from fastai_paranoid.datachecks import check_input_normalization
+    digits = load_digits()
+    cont_names = [f'px{i}' for i in range(64)]
+    df = pd.DataFrame(digits.data * 16, columns=cont_names)
+    df['label'] = digits.target
+    def learner(df):
+        to = TabularPandas(df, splits=RandomSplitter(seed=0)(df), procs=[], cont_names=cont_names, y_names='label', y_block=CategoryBlock())
+        return tabular_learner(to.dataloaders(bs=64), layers=[32])
+    res = check_input_normalization(learner(df))
+    assert res.verdict == 'info' and 'one mean and std over all of them' in res.fix and 'procs=[Normalize]' in res.fix, res.fix
+    (z_feature, z_pooled) = map(float, re.search(r"\|z\| = (\d+\.\d) \(feature.*within \|z\| = (\d+\.\d)", res.fix).groups())
+    assert z_feature > 20 and z_pooled < 3, res.fix
+    m, s = map(float, re.search(r"`df\[cont_names\] = \(df\[cont_names\] - ([0-9.e+-]+)\) / ([0-9.e+-]+)`", res.fix).groups())
+    df[cont_names] = (df[cont_names] - m) / s # the fix's line
+    assert check_input_normalization(learner(df)).verdict == 'passed'

@@ -313,3 +313,28 @@ def test_loss_parameters_are_not_foreign():
     loss = Scaled()
     learn = Learner(features_dls(), mlp(), loss_func=loss, splitter=lambda m: [params(m), [loss.log_t]])
     assert mc.check_optimizer_coverage(learn).verdict == 'passed'
+
+class _OwnTimmBody(nn.Module):
+    "A user's own wrapper that runs a timm model's forward_features and pools: the head it skips is the user's doing"
+    def __init__(self, model, n_out): super().__init__(); self.body, self.head = model, nn.Linear(model.num_features, n_out)
+    def forward(self, x): return self.head(self.body.forward_features(x).mean((2, 3)))
+
+def test_parameters_a_library_never_calls_are_a_note():
+    "course22's convnext recipe (vision_learner over a timm model, through fastai's TimmBody, which never calls the timm head's norm): info, not an error; its printed fix, applied, passes; the same skip written in the user's own forward stays an error"
+    import timm
+    from fastai.vision.learner import vision_learner, TimmBody
+    from fastai_paranoid.fixtures import random_image_dls
+    dls = lambda: random_image_dls(n_train=16, n_valid=8, size=32, c_in=3, bs=8)
+    torch.manual_seed(0)
+    learn = vision_learner(dls(), 'convnext_atto', pretrained=False, n_out=4, loss_func=CrossEntropyLossFlat())
+    assert isinstance(learn.model[0], TimmBody)
+    res = mc.check_gradient_flow(learn, max_passes=4)
+    assert (res.verdict, res.level, res.measured['unused_by_library'], res.measured['no_grad']) == ('info', 'info', 2, 0), res
+    assert 'model.0.model.head.norm.weight (LayerNorm2d)' in res.message and 'TimmBody (fastai, model.0)' in res.message, res.message
+    (module,) = re.findall(r"(learn\.model\[0\]\.model\.head\.norm)\.requires_grad_\(False\)", res.fix)
+    eval(module, {'learn': learn}).requires_grad_(False)
+    assert mc.check_gradient_flow(learn, max_passes=4).verdict == 'passed'
+    own = Learner(dls(), _OwnTimmBody(timm.create_model('convnext_atto', pretrained=False, num_classes=0), 4), loss_func=CrossEntropyLossFlat())
+    res = mc.check_gradient_flow(own, max_passes=4)
+    assert (res.verdict, res.level, res.measured['no_grad'], res.measured['unused_by_library']) == ('failed', 'error', 2, 0), res
+    assert 'model.body.head.norm.weight (LayerNorm2d)' in res.message and 'never ran in any pass' in res.message
