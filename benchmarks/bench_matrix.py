@@ -129,11 +129,11 @@ def text_df(n=200, dup=False):
         for k, j in enumerate(range(n_train, n, 2)): rows[j][:2] = rows[k][:2]
     return pd.DataFrame(rows, columns=['text', 'label', 'is_valid'])
 
-def text_dls(lm=False, dup=False, bs=8):
+def text_dls(lm=False, dup=False, bs=8, n=200):
     block = TextBlock.from_df('text', tok=BaseTokenizer(), min_freq=1, n_workers=0, seq_len=16, is_lm=lm)
     blocks = (block,) if lm else (block, CategoryBlock)
     dblock = DataBlock(blocks=blocks, get_x=ColReader('text'), get_y=None if lm else ColReader('label'), splitter=ColSplitter('is_valid'))
-    return dblock.dataloaders(text_df(dup=dup), bs=bs, num_workers=0, seq_len=16)
+    return dblock.dataloaders(text_df(n, dup=dup), bs=bs, num_workers=0, seq_len=16)
 
 TINY_AWD = dict(emb_sz=16, n_hid=32, n_layers=1)
 
