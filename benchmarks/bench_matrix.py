@@ -13,7 +13,9 @@ and a plain PyTorch model with torch DataLoaders in a `Learner`.
 
 States: fresh; after `lr_find`; after `fine_tune(1)` (a transfer Learner) or `fit_one_cycle(1)`; after `save`, then `load`
 into a new Learner; after `export`, then `load_learner` (its DataLoaders hold no items: every check that reads data must
-skip); built with duplicates across the split (validation items copied from training).
+skip); the same given DataLoaders again (`learn.dls = dls`); trained, then `unfreeze()`d; trained with fastai's trackers
+(`SaveModelCallback`, `EarlyStoppingCallback`) in `learn.cbs`; built with duplicates across the split (validation items
+copied from training).
 
 A state fastai itself cannot reach is shown as 'n/a' (fastai's `export` cannot pickle torch DataLoaders).
 
@@ -214,10 +216,30 @@ def after_load_learner(build, transfer, path):
     except Exception as e: raise NotReachable(f"export: {type(e).__name__}: {str(e)[:60]}") from None
     return load_learner(path / 'export.pkl', cpu=True)
 
+def after_load_learner_with_data(build, transfer, path):
+    "As `after_load_learner`, then given DataLoaders again (`learn.dls = dls`): a deployed model checked on data"
+    learn = after_load_learner(build, transfer, path)
+    learn.dls = build().dls
+    return learn
+
+def unfrozen(build, transfer, path):
+    "Trained, then `unfreeze()`d (fine_tune's second stage, by hand)"
+    learn = _train(build(), transfer)
+    learn.unfreeze()
+    return learn
+
+def with_trackers(build, transfer, path):
+    "Trained with fastai's trackers (SaveModelCallback, EarlyStoppingCallback), which stay in learn.cbs"
+    learn = build()
+    learn.path = path
+    learn.add_cbs([SaveModelCallback(fname='best'), EarlyStoppingCallback(patience=3)])
+    return _train(learn, transfer)
+
 def with_duplicates(build, transfer, path): return build(dup=True)
 
 STATES = {'fresh': fresh, 'lr_find': after_lr_find, 'fit': after_fit, 'save+load': after_load,
-          'export+load_learner': after_load_learner, 'duplicates': with_duplicates}
+          'export+load_learner': after_load_learner, 'load_learner+dls': after_load_learner_with_data, 'unfreeze': unfrozen,
+          'trackers': with_trackers, 'duplicates': with_duplicates}
 
 def run_cell(app:str, state:str)->dict:
     "Build `app` in `state`, run every check: {'errors': [(check, message)], 'counts': {...}, 'seconds': s} or {'na': why}"
