@@ -675,7 +675,7 @@ from torch.nn.modules.batchnorm import _BatchNorm
 from torch.nn.modules.instancenorm import _InstanceNorm
 _NORM_LAYERS = (_BatchNorm, _InstanceNorm, nn.LayerNorm, nn.GroupNorm)
 
-def _shuffled_sample(learn, max_items:int, deadline:Deadline, seed:int=0)->tuple:
+def _sampled_batches(learn, max_items:int, deadline:Deadline, seed:int=0)->tuple:
     "`(batches, stopped)`: the inputs of a sample of `max_items` training items drawn without replacement from a generator seeded with `seed` (`set_reader`: the same items whatever the RNGs, never a weighted loader's draws with replacement), read with the deterministic pipeline, as plain tensors; `stopped` when the safety net `deadline` fired first"
     n_inp = _n_inp(learn.dls)
     batches, seen = [], 0
@@ -690,7 +690,7 @@ def _shuffled_sample(learn, max_items:int, deadline:Deadline, seed:int=0)->tuple
     return batches, False
 
 def _sampled_inputs(learn, max_items:int, deadline:Deadline)->tuple:
-    "`(inputs, whole, stopped)`: the training inputs whose statistics are measured, whether they are the whole training set (exact statistics), and whether the safety net `deadline` stopped the read. Every item, read in order with the deterministic pipeline (shared with the other checks), when the training set has at most `max_items` items or a read of all of them is at hand; else a random sample of `max_items` items from shuffled batches"
+    "`(inputs, whole, stopped)`: the training inputs whose statistics are measured, whether they are the whole training set (exact statistics), and whether the safety net `deadline` stopped the read. Every item, read in order with the deterministic pipeline (shared with the other checks), when the training set has at most `max_items` items or a read of all of them is at hand; else a seeded sample of `max_items` items, drawn without replacement (`_sampled_batches`)"
     n_train = _n_items(learn, 0)
     whole_read = SHARED.get(learn, 'items', learn.dls.train)
     if n_train <= max_items or (whole_read is not None and whole_read[1]):
@@ -699,7 +699,7 @@ def _sampled_inputs(learn, max_items:int, deadline:Deadline)->tuple:
             if not read: return [], False, True
             if every: return list(xs), True, False
         except RaggedItems: pass # batches padded to different shapes: measured on the sample's first batch below
-    batches, stopped = _shuffled_sample(learn, max_items, deadline)
+    batches, stopped = _sampled_batches(learn, max_items, deadline)
     if stopped or not batches: return [], False, stopped
     inputs = []
     for i in range(len(batches[0])):
@@ -839,7 +839,7 @@ def check_input_normalization(learn, # the Learner whose training inputs are mea
                               std_range:tuple=(0.25, 4.0), # a channel's std outside this range is not unit scale: info
                               far_mean:float=4.0, # |mean| above this x max(1, std) is far off (0-255 pixels): warning, unless the model's first layer normalizes
                               far_std:float=50.0, # std (or |mean|) above this is far off (raw 0-255 pixels, features in the thousands): warning, unless the model's first layer normalizes; below it, unscaled features are a note
-                              max_items:int=1024, # a training set of at most this many items is read whole (exact statistics); a larger one, a random sample of this many (shuffled batches)
+                              max_items:int=1024, # a training set of at most this many items is read whole (exact statistics); a larger one, a seeded sample of this many, drawn without replacement
                               alpha:float=CHECK_ALPHA, # false-alarm rate of the confidence bounds on the means and stds
                               budget:float|None=None, # seconds of its wall-clock safety net (`safety_net`: at least `SAFETY_NET_MIN`; None: none); when it fires, 'incomplete'
                              )->CheckResult:
