@@ -19,7 +19,7 @@ from fastprogress.fastprogress import progress_bar
 from .core import ParanoidWarning, ParanoidError, ON_FINDING, DEPRECATED, emit, on_finding_arg, preserve_rng, get_rng_states, set_rng_states, module_paths, stat_norm_layers, frozen_modules
 from .core import ResultTable, CheckResult, VERDICTS, CHECK_ALPHA, register_check, registered_checks
 from .compat import fastai_class, loader_bs
-from .checkutils import Deadline, CheckIncomplete, work_per_step, steps_for, items_for, _batch_items, probe_items, PROBE_WORK, _first_items as _items_of, memorizing, pct, computed_tensors_memo, loaders_kept, SHARED, sharing, _stamps, NoTrainingBatch, \
+from .checkutils import Deadline, CheckIncomplete, work_per_step, steps_for, items_for, _batch_items, probe_items, PROBE_WORK, _first_items as _items_of, memorizing, pct, computed_tensors_memo, loaders_kept, SHARED, sharing, _stamps, NoTrainingBatch, NoTrainingData, \
     training_batches, model_copy, _quiet_dropout, predict, refuse_built_optimizer, user_lr, new_optimizer, has_trained, \
     loss_name, applies_log_softmax, applies_sigmoid, expects_log_probs, class_axis
 # the checks of the modules below register themselves (`register_check`): learn.sanity_check() runs them with these
@@ -135,6 +135,8 @@ def check_train_batches(learn:Learner, # the Learner, left as it is
     "Does `learn.dls.train` yield a batch at all? With fewer items than `bs` and `drop_last=True` (fastai's default for a shuffled training set) it yields none, and `fit` trains nothing: fastai only says 'Your generator is empty' and records a train_loss of nan"
     name = 'check_train_batches'
     try: training_batches(learn, 1)
+    except NoTrainingData as e: # a Learner from load_learner: nothing to train on by design, and nothing to check
+        return CheckResult(name, 'skipped', {'items': 0}, message=f"not run: {e}")
     except NoTrainingBatch as e:
         dl = learn.dls.train
         n, bs = len(dl.dataset), loader_bs(dl) # a PyTorch loader has `batch_size`
@@ -1011,8 +1013,9 @@ def learner_copy(learn:Learner, # the Learner to copy
                 )->Learner:
     "A Learner on the same DataLoaders with copies of the model, of the user's callbacks, and of the training state a next fit starts from (gradients, optimizer state, frozen groups)"
     refuse_built_optimizer(learn) # `create_opt` would hand the copy the user's own optimizer
-    memo = computed_tensors_memo(learn.model, {id(learn): None, id(learn.dls): learn.dls})
-    model, cbs = copy.deepcopy((learn.model, _user_cbs(learn)), memo) # one copy: callbacks that hold layers get the copied layers
+    user_cbs = _user_cbs(learn)
+    memo = computed_tensors_memo((learn.model, user_cbs), {id(learn): None, id(learn.dls): learn.dls}) # what the model, its hooks and the callbacks keep of a forward
+    model, cbs = copy.deepcopy((learn.model, user_cbs), memo) # one copy: callbacks that hold layers get the copied layers
     for cb in cbs: cb.__dict__.pop('learn', None)
     clone = Learner(learn.dls, model, loss_func=learn.loss_func, opt_func=learn.opt_func, lr=learn.lr, splitter=learn.splitter,
                     cbs=cbs, path=path, wd=learn.wd, wd_bn_bias=learn.wd_bn_bias,

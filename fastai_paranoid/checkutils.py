@@ -18,12 +18,12 @@ from .compat import flop_counter, to_learner_device, base_loss_func, OPT_STATE_K
 from .core import preserve_rng, get_rng_states, set_rng_states, rng_fingerprint
 
 # %% auto #0
-__all__ = ['SHARED', 'OPT_FLOPS_PER_PARAM', 'COUNTED_ITEMS', 'PROBE_WORK', 'first_tensor', 'computed_tensors_memo', 'copy_model',
-           'CheckIncomplete', 'Deadline', 'pct', 'SharedReads', 'sharing', 'LoaderState', 'loaders_kept',
-           'NoTrainingBatch', 'training_batches', 'items_kept', 'TrainingRead', 'LazyBatches', 'model_copy', 'predict',
-           'refuse_built_optimizer', 'user_lr', 'new_optimizer', 'has_trained', 'loss_name', 'applies_log_softmax',
-           'applies_sigmoid', 'expects_log_probs', 'class_axis', 'StoredData', 'work_per_step', 'steps_for',
-           'items_for', 'probe_items', 'memorizing']
+__all__ = ['SHARED', 'CHECK_SEED', 'OPT_FLOPS_PER_PARAM', 'COUNTED_ITEMS', 'PROBE_WORK', 'first_tensor', 'computed_tensors_memo',
+           'copy_model', 'CheckIncomplete', 'Deadline', 'pct', 'SharedReads', 'sharing', 'LoaderState', 'loaders_kept',
+           'seeded', 'NoTrainingBatch', 'NoTrainingData', 'no_training_data', 'set_reader', 'training_batches',
+           'items_kept', 'TrainingRead', 'LazyBatches', 'model_copy', 'predict', 'refuse_built_optimizer', 'user_lr',
+           'new_optimizer', 'has_trained', 'loss_name', 'applies_log_softmax', 'applies_sigmoid', 'expects_log_probs',
+           'class_axis', 'StoredData', 'work_per_step', 'steps_for', 'items_for', 'probe_items', 'memorizing']
 
 # %% ../nbs/30_checkutils.ipynb #945de5c3
 def first_tensor(o):
@@ -35,19 +35,42 @@ def first_tensor(o):
             if r is not None: return r
     return None
 
-def computed_tensors_memo(model:nn.Module, # the model about to be deep-copied
-                          memo:dict|None=None, # a `copy.deepcopy` memo to add to
+def _not_walked(o)->bool:
+    "Objects `computed_tensors_memo` does not look into: data (a Learner, its DataLoaders, datasets, arrays), code, and plain values"
+    if isinstance(o, (str, bytes, int, float, bool, type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType, np.ndarray,
+                      Learner, torch.utils.data.DataLoader, torch.utils.data.Dataset)): return True
+    return type(o).__module__.startswith(('fastai.data', 'fastai.tabular.core', 'fastai.text.data', 'pandas'))
+
+def _add_computed(o, memo:dict, seen:set, depth:int):
+    if depth < 0 or o is None or id(o) in seen or id(o) in memo or _not_walked(o): return
+    seen.add(id(o))
+    if isinstance(o, torch.Tensor):
+        if not o.is_leaf: memo[id(o)] = o.detach().clone()
+        return
+    if isinstance(o, nn.Module):
+        for m in o.modules():
+            seen.add(id(m))
+            for k, v in vars(m).items():
+                if k not in ('_parameters', '_modules'): _add_computed(v, memo, seen, depth - 1) # parameters are leaves
+        return
+    if isinstance(o, (list, tuple, set, frozenset)): inner = o
+    elif isinstance(o, dict): inner = o.values()
+    elif isinstance(o, types.MethodType): inner = [o.__self__] # a hook registered as a bound method (fastai's `Hook.hook_fn`)
+    elif hasattr(o, '__dict__'): inner = vars(o).values() # a `Hook` or `Hooks` a module keeps, a callback
+    else: return
+    for v in inner: _add_computed(v, memo, seen, depth - 1)
+
+def computed_tensors_memo(model, # the model about to be deep-copied (or what is copied with it: `(model, callbacks)`)
+                          memo:dict|None=None, # a `copy.deepcopy` memo to add to (the objects it maps are not looked into)
+                          depth:int=8, # how many attributes and containers deep to look
                          )->dict:
-    "A `deepcopy` memo mapping the computed (non-leaf) tensors that modules hold as attributes to detached copies: `deepcopy` refuses them"
+    "A `deepcopy` memo mapping the computed (non-leaf) tensors reachable from `model` to detached copies, for `deepcopy` refuses them: those modules keep as attributes (fastai's `WeightDropout` in AWD-LSTM), the activations with their graph that hooks keep (fastai's U-Net keeps its encoder's in `hook_outputs(detach=False)`: after `lr_find`, whose last batch is a training batch), those a callback keeps. Learners, DataLoaders and datasets are not looked into"
     memo = {} if memo is None else memo
-    for m in model.modules():
-        for v in vars(m).values():
-            for t in (v if isinstance(v, (list, tuple)) else [v]):
-                if isinstance(t, torch.Tensor) and not t.is_leaf: memo.setdefault(id(t), t.detach().clone())
+    _add_computed(model, memo, set(), depth)
     return memo
 
 def copy_model(model:nn.Module)->nn.Module:
-    "`copy.deepcopy(model)`, also for modules that keep the tensors of their last forward (fastai's `WeightDropout` in AWD-LSTM does)"
+    "`copy.deepcopy(model)`, also for models that keep the computed tensors of their last forward (`computed_tensors_memo`): the copy holds them detached, the model is left as it is"
     return copy.deepcopy(model, computed_tensors_memo(model))
 
 class CheckIncomplete(Exception):
@@ -175,13 +198,55 @@ def loaders_kept(dls):
     try: yield
     finally: state.restore()
 
+CHECK_SEED = 0 # the seed of the global RNGs each check of `learn.sanity_check()` starts from
+
+@contextlib.contextmanager
+def seeded(seed:int=CHECK_SEED):
+    "Within the block, Python's, NumPy's and torch's global RNGs (CUDA's too) start from `seed`, so that what a check draws from them (an augmentation, a weighted loader's sample, a dropout mask, a copy's initialization) is the same on every run, whatever the states the user's script (or a worker process) left; every RNG is put back after. The DataLoaders' own generators are the Learner's state and are left to it"
+    with preserve_rng():
+        random.seed(seed)
+        np.random.seed(seed)
+        torch.manual_seed(seed) # CUDA's generators too
+        yield
+
 class NoTrainingBatch(ValueError):
     "`learn.dls.train` yields no batch: `fit` would train nothing (`check_train_batches` says so; the other checks skip)"
+
+class NoTrainingData(NoTrainingBatch):
+    "`learn.dls.train` holds no item at all, as the DataLoaders of a Learner from `load_learner` (`export` keeps the pipeline, not the data): no check can read a batch, so each says so as 'skipped'"
+
+def no_training_data(learn:Learner):
+    "Raise `NoTrainingData` when `learn.dls.train` holds no item (a loader whose length is unknown, a stream, is read)"
+    try: n = len(learn.dls.train.dataset)
+    except (TypeError, AttributeError, NotImplementedError): return
+    if n == 0:
+        raise NoTrainingData("learn.dls.train holds no items (len(dls.train.dataset)=0), as a Learner from load_learner has empty "
+                             "DataLoaders (export keeps the pipeline, not the data): there is no batch to check with. To check this "
+                             "Learner, give it DataLoaders with data: learn.dls = dls.")
+
+def set_reader(dl, # the user's loader (left as it is)
+               max_items:int|None=None, # read at most this many items (None: all)
+               seed:int=0, # the seed of the sample of a larger set
+              ):
+    "A loader that reads `dl`'s set as a set, the same items whatever the RNGs: each item once (never the draws with replacement of a shuffled `WeightedDL` or `TabWeightedDL`, never `PartialDL`'s random part), all of them in dataset order when the set holds at most `max_items`, else `max_items` of them drawn without replacement from a generator seeded with `seed` (served in dataset order). A stream (no length) is read as it comes"
+    reader = new_loader(dl, shuffle=False, drop_last=False)
+    try: n = len(reader.dataset)
+    except (TypeError, AttributeError, NotImplementedError): return reader
+    sample = max_items is not None and n > max_items
+    idxs = sorted(np.random.default_rng(seed).choice(n, max_items, replace=False).tolist()) if sample else list(range(n))
+    if isinstance(reader, torch.utils.data.DataLoader):
+        if not sample or isinstance(reader.dataset, torch.utils.data.IterableDataset): return reader
+        return torch.utils.data.DataLoader(reader.dataset, batch_size=reader.batch_size, sampler=idxs, num_workers=0,
+                                           collate_fn=reader.collate_fn, pin_memory=reader.pin_memory, drop_last=False)
+    if sample or getattr(reader, 'partial_n', None) is not None: # fastai's: its own order otherwise (a SortedDL's by length)
+        reader.get_idxs = lambda: list(idxs)
+    return reader
 
 def training_batches(learn:Learner, # the Learner whose training DataLoader is read
                      n:int=1, # how many batches (the loader is restarted if it has fewer)
                     )->list:
     "The first `n` batches of `learn.dls.train` as `(xb, yb)` tuples, taken without moving any RNG, the loader's own included"
+    no_training_data(learn) # an empty loader: fastai's text loaders raise from inside (SortedDL's idx_max)
     dl = learn.dls.train
     batches = SHARED.get(learn, 'train', dl) or [] # in a run of checks, what an earlier check read: the first batches of the same read
     if len(batches) >= n: return [_split_batch(learn, b) for b in batches[:n]]

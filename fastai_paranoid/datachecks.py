@@ -10,7 +10,7 @@ import torch
 from torch import nn
 from .core import CheckResult, register_check, preserve_rng, rng_fingerprint, module_paths, CHECK_ALPHA
 from .compat import fastai_class, flop_counter
-from .checkutils import Deadline, copy_model, first_tensor as _first_tensor, SHARED, sharing, _stamps, new_loader, training_batches, NoTrainingBatch, probe_items, PROBE_WORK, no_workers
+from .checkutils import Deadline, copy_model, predict, first_tensor as _first_tensor, SHARED, sharing, _stamps, new_loader, training_batches, NoTrainingBatch, no_training_data, set_reader, probe_items, PROBE_WORK, no_workers
 
 def _plain(t):
     "`t` as a plain CPU tensor (fastai's TensorImage & co. lose their subclass)"
@@ -104,7 +104,9 @@ def _read_items(learn, ds_idx:int=0, max_items:int|None=None, deadline:Deadline|
     "`(inputs, targets, complete)`: as `served_items`, and whether the safety net `deadline` let the read finish (False: it stopped it); with `with_end`, also whether the loader ran to its end (every item read)"
     n_inp = _n_inp(learn.dls)
     batches, complete, exhausted = _read_batches(learn, ds_idx, max_items, deadline)
-    if not batches: raise ValueError(f"served_items: learn.dls[{ds_idx}] serves no items; give it a non-empty dataset.")
+    if not batches:
+        if ds_idx == 0: no_training_data(learn) # a Learner from load_learner: the check is skipped, with why
+        raise ValueError(f"served_items: learn.dls[{ds_idx}] serves no items; give it a non-empty dataset.")
     # a language-model loader cuts its last batch shorter (`last_len`): leave that batch out rather than refuse the others
     if len(batches) > 2 and batches[-1][0].shape[1:] != batches[0][0].shape[1:] \
        and all(b[0].shape[1:] == batches[0][0].shape[1:] for b in batches[:-1]): batches = batches[:-1]
@@ -214,7 +216,7 @@ def _fit_scrambled(model, loss_func, x_train, y_train, steps, bs, lr, deadline=N
         model.train()
         idx = torch.randint(0, len(y_train), (bs,))
         opt.zero_grad()
-        loss_func(model(x_train[idx]), y_train[idx]).backward()
+        loss_func(predict(model, (x_train[idx],)), y_train[idx]).backward() # the prediction of a model that returns a tuple (AWD-LSTM), as fit's loss sees it
         opt.step()
         done += 1
         if deadline is not None and deadline.expired and done < steps:
@@ -236,7 +238,7 @@ def step_flops(model:nn.Module, # the model (a copy is measured, in training mod
     model = copy_model(model).train()
     n_params = sum(p.numel() for p in model.parameters())
     with flop_counter() as counter, torch.enable_grad():
-        out = model(xb)
+        out = predict(model, (xb,)) # a tuple output (AWD-LSTM): its prediction, as fit's loss sees it
         loss = loss_func(out, yb)
         if loss.requires_grad: loss.backward()
     return float(max(counter.get_total_flops(), 6 * n_params * len(xb), 1))
@@ -674,14 +676,13 @@ from torch.nn.modules.batchnorm import _BatchNorm
 from torch.nn.modules.instancenorm import _InstanceNorm
 _NORM_LAYERS = (_BatchNorm, _InstanceNorm, nn.LayerNorm, nn.GroupNorm)
 
-def _shuffled_sample(learn, max_items:int, deadline:Deadline)->tuple:
-    "`(batches, stopped)`: the inputs of shuffled training batches (a random sample, the same for the same RNG states), as plain tensors, until `max_items` items; `stopped` when the safety net `deadline` fired first"
+def _sampled_batches(learn, max_items:int, deadline:Deadline, seed:int=0)->tuple:
+    "`(batches, stopped)`: the inputs of a sample of `max_items` training items drawn without replacement from a generator seeded with `seed` (`set_reader`: the same items whatever the RNGs, never a weighted loader's draws with replacement), read with the deterministic pipeline, as plain tensors; `stopped` when the safety net `deadline` fired first"
     n_inp = _n_inp(learn.dls)
     batches, seen = [], 0
-    with preserve_rng(learn.dls):
-        dl = learn.dls.train
-        try: dl = new_loader(dl, shuffle=True, drop_last=False)
-        except Exception: dl = new_loader(dl)
+    with preserve_rng(learn.dls), _deterministic_pipeline(learn.dls.train):
+        try: dl = set_reader(learn.dls.train, max_items, seed)
+        except Exception: dl = new_loader(learn.dls.train) # a loader that takes no shuffle or drop_last: as it serves
         for b in dl:
             batches.append([_plain(t) for t in b[:n_inp]])
             seen += len(batches[-1][0])
@@ -690,7 +691,7 @@ def _shuffled_sample(learn, max_items:int, deadline:Deadline)->tuple:
     return batches, False
 
 def _sampled_inputs(learn, max_items:int, deadline:Deadline)->tuple:
-    "`(inputs, whole, stopped)`: the training inputs whose statistics are measured, whether they are the whole training set (exact statistics), and whether the safety net `deadline` stopped the read. Every item, read in order with the deterministic pipeline (shared with the other checks), when the training set has at most `max_items` items or a read of all of them is at hand; else a random sample of `max_items` items from shuffled batches"
+    "`(inputs, whole, stopped)`: the training inputs whose statistics are measured, whether they are the whole training set (exact statistics), and whether the safety net `deadline` stopped the read. Every item, read in order with the deterministic pipeline (shared with the other checks), when the training set has at most `max_items` items or a read of all of them is at hand; else a seeded sample of `max_items` items, drawn without replacement (`_sampled_batches`)"
     n_train = _n_items(learn, 0)
     whole_read = SHARED.get(learn, 'items', learn.dls.train)
     if n_train <= max_items or (whole_read is not None and whole_read[1]):
@@ -699,7 +700,7 @@ def _sampled_inputs(learn, max_items:int, deadline:Deadline)->tuple:
             if not read: return [], False, True
             if every: return list(xs), True, False
         except RaggedItems: pass # batches padded to different shapes: measured on the sample's first batch below
-    batches, stopped = _shuffled_sample(learn, max_items, deadline)
+    batches, stopped = _sampled_batches(learn, max_items, deadline)
     if stopped or not batches: return [], False, stopped
     inputs = []
     for i in range(len(batches[0])):
@@ -869,7 +870,7 @@ def check_input_normalization(learn, # the Learner whose training inputs are mea
                               std_range:tuple=(0.25, 4.0), # a channel's std outside this range is not unit scale: info
                               far_mean:float=4.0, # |mean| above this x max(1, std) is far off (0-255 pixels): warning, unless the model's first layer normalizes
                               far_std:float=50.0, # std (or |mean|) above this is far off (raw 0-255 pixels, features in the thousands): warning, unless the model's first layer normalizes; below it, unscaled features are a note
-                              max_items:int=1024, # a training set of at most this many items is read whole (exact statistics); a larger one, a random sample of this many (shuffled batches)
+                              max_items:int=1024, # a training set of at most this many items is read whole (exact statistics); a larger one, a seeded sample of this many, drawn without replacement
                               alpha:float=CHECK_ALPHA, # false-alarm rate of the confidence bounds on the means and stds
                               budget:float|None=None, # seconds of its wall-clock safety net (`safety_net`: at least `SAFETY_NET_MIN`; None: none); when it fires, 'incomplete'
                              )->CheckResult:

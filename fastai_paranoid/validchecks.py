@@ -12,7 +12,7 @@ import torch.nn.functional as F
 from fastai.torch_core import to_detach
 from .core import CheckResult, register_check, preserve_rng, get_rng_states, set_rng_states
 from .compat import fastai_class, fastai_module, to_learner_device, base_loss_func, new_loader, no_workers, first_batch
-from .checkutils import Deadline, pct, copy_model, loaders_kept, StoredData, predict, applies_sigmoid, class_axis
+from .checkutils import Deadline, pct, copy_model, loaders_kept, StoredData, predict, applies_sigmoid, class_axis, set_reader
 
 # %% auto #0
 __all__ = ['LOWER_IS_BETTER', 'HIGHER_IS_BETTER', 'SIGNED_RANGE', 'UNBOUNDED', 'UNIT_RANGE', 'monitor_direction',
@@ -237,15 +237,14 @@ def _split_batch(dls, b)->tuple:
     return tuple(b[:i]), tuple(b[i:])
 
 def valid_targets(learn, # the Learner whose validation DataLoader is read (every RNG and the loader are left as they were)
-                  max_items:int=2048, # read at most this many items: all of them when the set is no larger, else a random sample
+                  max_items:int=2048, # read at most this many items: all of them when the set is no larger, else a sample (seeded, without replacement)
                   deadline:Deadline|None=None, # stop after the batch during which it expires
                  )->tuple:
-    "`(xb, targets, n_read, n_total)`: the first batch's inputs and the targets (`yb` per batch, plain CPU tensors) of the validation items after their pipeline"
+    "`(xb, targets, n_read, n_total)`: the first batch's inputs and the targets (`yb` per batch, plain CPU tensors) of the validation items after their pipeline: each item once, the same items whatever the RNGs (`set_reader`; a shuffled `TabWeightedDL` would draw with replacement)"
     dl = learn.dls.valid
     n_total = len(dl.dataset)
     with preserve_rng(learn.dls), loaders_kept(learn.dls):
-        random.seed(0) # `new` seeds the copy's order from Python's global RNG: a fixed order, put back after
-        reader = new_loader(dl, shuffle=True, drop_last=False) # shuffled, so that a budget or `max_items` that stops early reads a random sample, not a sorted prefix
+        reader = set_reader(dl, max_items) # a set larger than `max_items`: a seeded sample, not a sorted prefix
         with no_workers(reader): batches = _take_targets(learn.dls, reader, max_items, deadline)
     first_x, targets = (batches[0][0] if batches else None), [yb for _, yb in batches]
     return first_x, targets, sum(len(yb[0]) for yb in targets), n_total
