@@ -6,7 +6,8 @@ regression, collab), each trained for real with the guards attached, in one of f
 alarm (what makes `fastai-paranoid check` exit 1); info notes are counted apart.
 
 Run by hand from the repository root: `python benchmarks/bench_loopguards_healthy.py [--n 60] [--seed 0] [--start 0] [--epochs 2] [--fit-guards]`
-(`--fit-guards`: the eight guards of 13_loopguards and 14_fitchecks as `paranoid()` installs them, in one `FitGuards`)."""
+(`--fit-guards`: the eight guards of 13_loopguards and 14_fitchecks as `paranoid()` installs them, in one `FitGuards`;
+`--outcome`: 37_outcome's `OutcomeGuard` as `fastai-paranoid check` adds it, beside them)."""
 import argparse, sys, time, warnings
 from collections import Counter
 from functools import partial
@@ -33,7 +34,7 @@ def train(learn, way:str, epochs:int):
     elif way == 'fine_tune': learn.fine_tune(epochs - 1, 1e-3)
     else: raise ValueError(way)
 
-def run_one(d:dict, epochs:int, fit_guards:bool=False) -> dict:
+def run_one(d:dict, epochs:int, fit_guards:bool=False, outcome:bool=False) -> dict:
     import contextlib, io, torch
     import fastai.callback.progress # noqa: F401 (learn.no_bar; the first draws' families do not import it)
     torch.set_num_threads(1)
@@ -50,6 +51,9 @@ def run_one(d:dict, epochs:int, fit_guards:bool=False) -> dict:
             learn.add_cb(guards)
             guards('after_create') # LoadGuard wraps fastai's load_model from here on
         else: learn.add_cbs([g() for g in LOOP_GUARDS])
+        if outcome:
+            from fastai_paranoid.outcome import OutcomeGuard
+            learn.add_cb(OutcomeGuard())
         with finding_sink(found.append), warnings.catch_warnings(), learn.no_bar(), learn.no_logging(), contextlib.redirect_stdout(io.StringIO()):
             warnings.simplefilter('ignore')
             train(learn, way, epochs)
@@ -66,10 +70,11 @@ def main(argv=None):
     parser.add_argument('--start', type=int, default=0, help='first draw (draws are fixed by index and seed, so a stopped run resumes where it stopped)')
     parser.add_argument('--epochs', type=int, default=2)
     parser.add_argument('--fit-guards', action='store_true', help="the eight guards of the real fit as paranoid() installs them (one FitGuards), not the four loop guards")
+    parser.add_argument('--outcome', action='store_true', help="also OutcomeGuard, as fastai-paranoid check adds it")
     args = parser.parse_args(argv)
     runs = []
     for i in (args.draws or range(args.start, args.n)):
-        r = run_one(draw(i, args.seed), args.epochs, args.fit_guards)
+        r = run_one(draw(i, args.seed), args.epochs, args.fit_guards, args.outcome)
         runs.append(r)
         status = r['error'] or ('; '.join(f"{k} ({l})" for k, l, _ in r['findings']) or 'silent')
         print(f"{i:4d} {r['family']:11s} {r['way']:23s} n={r['n']:4d} {r['seconds']:5.1f}s  {status}", flush=True)

@@ -215,9 +215,9 @@ def finding_from_dict(d:dict, # `Finding.as_dict()` (extra keys, e.g. 'message',
 # %% ../nbs/24_collect.ipynb #67e35040
 # Findings that name no mechanism, only that training cannot succeed: the copy cannot memorize one batch, no rate trains it,
 # the loss at init or the metric is off, the output is the same for every input, the parameters do not move, the metric of
-# the real fit does not follow its loss
+# the real fit does not follow its loss, the fit ends no better than a constant prediction
 NOT_TRAINING = ('check_overfit_one_batch', 'check_lr', 'check_loss_at_init', 'check_metric_baseline', 'check_output_variation',
-                'unchanged_parameters', 'constant_metric')
+                'unchanged_parameters', 'constant_metric', 'outcome_no_better_than_constant')
 
 # cause -> the findings it explains on the same Learner, in the order the diagnosis tries the causes (the first that explains
 # wins, and a cause explained by an earlier one passes what it explains up to it). Each entry states a mechanism that holds for
