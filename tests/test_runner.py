@@ -177,7 +177,11 @@ def test_an_interrupted_folder_reports_and_saves_the_files_already_checked(tmp_p
     assert saved['interrupted'] is True and saved['exit_status'] == code
     assert [f['path'] for f in saved['files']] == ['a_first.py'] and saved['files'][0]['status'] == 'clean'
     assert saved['not_finished'] == ['b_sleeps.py', 'c_last.py']
-    assert 'a_first.py  clean' in out and 'b_sleeps.py' not in out.split('fastai-paranoid: 1 file checked')[0]
+    assert saved['stopped'] == ['b_sleeps.py'] and saved['not_started'] == ['c_last.py'], saved
+    assert 'a_first.py clean' in ' '.join(out.split()) and 'b_sleeps.py' not in out.split('fastai-paranoid: 1 file checked')[0]
+    said = [l for l in err.splitlines() if 'interrupted' in l]
+    assert len(said) == 1 and 'the 1 file running was stopped, not checked: b_sleeps.py; 1 file never started' in said[0], err
+    assert 'c_last.py' not in said[0], "a file that never started is counted, not called running"
     assert f"(exit status {code})" in out and 'interrupted' in err and 'Traceback' not in err
 
 def test_a_cell_timeout_is_one_line_and_a_slow_cell_outside_a_project_is_named(tmp_path):
