@@ -627,16 +627,20 @@ def print_results(results:list, # `FileResult`s
     "The table (of several files, or under `verbose`), then each file's findings on stdout; failures, with the end of their output, on stderr. A clean file is its line of the table (one file alone: the last line); its checks are counted, and the skipped ones listed only under `verbose`"
     from fastai_paranoid.collect import Findings, github_annotation, check_details
     width = _width(width)
-    if len(results) > 1 or verbose: print(_summary(results, width))
+    table = len(results) > 1 or verbose
+    if table: print(_summary(results, width))
+    gap = '\n' if table else '' # a blank line between the blocks of the report, none above the first when there is no table
+    reported = False # a file's report was printed: the last line need not count its checks again
     for r in results:
         found = Findings.from_dicts(r.findings, fail_on, name=(names or {}).get(r.path, r.path), refused=r.refused, checks=r.checks if verbose else ())
         if format == 'github':
             for f in found.all: print(github_annotation(f))
             for line in _crash_annotations(r): print(line)
         elif verbose:
-            if r.findings or r.refused or r.checks or len(results) == 1: print('\n' + found.report(width=width))
+            if r.findings or r.refused or r.checks or len(results) == 1: print(gap + found.report(width=width))
         elif r.findings or r.refused or check_details(r.checks, skipped=False):
-            print('\n' + found.report(width=width) + (f"\n\n{_account(r.checks, width)}" if r.checks else ''))
+            print(gap + found.report(width=width) + (f"\n\n{_account(r.checks, width)}" if r.checks else ''))
+            gap, reported = '\n', True
         if r.not_run:
             head = 'Not run in' if not any(': ran, although' in n for n in r.not_run) else 'Not run, and notes, in'
             print(f"\n{head} {r.path}:\n" + '\n'.join(textwrap.fill(n, width, initial_indent='  ', subsequent_indent='    ',
@@ -650,7 +654,7 @@ def print_results(results:list, # `FileResult`s
     summary = ', '.join(f"{n} {_STATUS_SAID.get(s, s)}" for s, n in counts.items() if n)
     if len(results) == 1 and not verbose: # no table above: the one line names the file and counts its checks
         r = results[0]
-        summary = f"{(names or {}).get(r.path, r.path)} {r.status}" + (f"; sanity checks: {_check_counts(r.checks)}" if _check_counts(r.checks) else '')
+        summary = f"{(names or {}).get(r.path, r.path)} {r.status}" + (f"; sanity checks: {_check_counts(r.checks)}" if _check_counts(r.checks) and not reported else '')
     status = exit_status(results) if exit_code is None else exit_code
     _say(f"{plural(len(results), 'file')} checked in {seconds:.1f} s: {summary} (exit status {status})", file=sys.stdout, width=width)
 
