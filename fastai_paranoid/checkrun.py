@@ -10,7 +10,7 @@ import torch
 from torch import nn
 from fastcore.basics import store_attr
 from fastcore.foundation import L
-from fastai.callback.core import Callback, defaults
+from fastai.callback.core import Callback, CancelFitException, defaults
 # fastai.callback.schedule is not imported: its import adds ProgressCallback to fastai's `defaults.callbacks`
 from .core import ParanoidWarning, DEPRECATED, Finding, emit, fingerprints, built_at, user_location, raw_bits
 from dataclasses import replace
@@ -25,7 +25,8 @@ from .outcome import OutcomeGuard # each real fit against a constant prediction
 
 # %% auto #0
 __all__ = ['DEFAULT_SANITY_BUDGET', 'SanityFinding', 'SanityCheckNotRun', 'model_signature', 'data_signature', 'learner_key',
-           'fit_lr', 'run_sanity_checks', 'FirstFitSanityCheck', 'NaNStop', 'SeededSharedLoaders', 'check_guards']
+           'fit_lr', 'run_sanity_checks', 'curve_sink', 'record_curve', 'FirstFitSanityCheck', 'NaNStop',
+           'SeededSharedLoaders', 'check_guards']
 
 # %% ../nbs/40_checkrun.ipynb #f0463b4c
 class SanityFinding(ParanoidWarning):
@@ -168,7 +169,28 @@ def run_sanity_checks(learn, # the Learner, left exactly as it is
 
 # %% ../nbs/40_checkrun.ipynb #758a55ae
 def _measured(r)->str:
-    return ', '.join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in r.measured.items())
+    "The numbers that decided `r`, as the evidence says them (its curves are plotted by `--html`, not printed)"
+    return ', '.join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in r.measured.items() if not isinstance(v, _checks.Curve))
+
+_curve_sinks = [] # callables `fn(curve)`, in the order they were opened
+
+@contextlib.contextmanager
+def curve_sink(fn): # called as `fn(curve)`, a dict, with every `record_curve` made inside the block
+    "Receive every curve a check or guard records inside the block (`record_curve`): the runner keeps them for `--json` and `--html`"
+    _curve_sinks.append(fn)
+    try: yield fn
+    finally: _curve_sinks.remove(fn)
+
+def record_curve(learner:str, # the Learner, as findings name it ('Learner #1 (Sequential)')
+                 source:str, # the finding's kind it is the evidence of: a check's name, or 'non_finite'
+                 name:str, # what it measures ('loss_curve': the loss per step)
+                 points:list, # `[step, value]` pairs (`checks.curve_points`), a value None where it was not finite
+                 **extra, # e.g. `bad_step`: the step where the loss turned non-finite
+                )->dict:
+    "Hand a measured series to every open `curve_sink` (nobody listening: nothing happens)"
+    curve = {'learner': learner, 'source': source, 'name': name, 'points': [list(p) for p in points], **extra}
+    for sink in list(_curve_sinks): sink(curve)
+    return curve
 
 def _learner_label(learn)->str:
     "The leak detector's name for the Learner (`Learner #3`) where it has one, and the model's class"
@@ -213,6 +235,8 @@ class FirstFitSanityCheck(Guard):
             _account(CheckRecord(label, 'sanity_check', 'error', reason, traceback=_tail(traceback.format_exc()), **where), f"{label}: {reason}.")
             return
         for r in results:
+            for key, value in r.measured.items():
+                if isinstance(value, _checks.Curve) and value: record_curve(label, r.name, key, value)
             _account(CheckRecord(label, r.name, r.verdict, '' if r.passed else r.message, traceback=crashed.get(r.name, ''), **where),
                      f"{label}: sanity check '{r.name}' crashed; it says nothing about this run: {r.message}" if r.name in crashed else None)
             if r.name in crashed or r.verdict == 'error': continue
@@ -234,6 +258,14 @@ class NaNStop(NaNGuard):
         users_own = any(isinstance(cb, NaNGuard) and cb is not self for cb in self.learn.cbs)
         if users_own or is_lr_find(self.learn) or _in_sanity_check(): return self.remove()
         super().before_fit()
+    def _check(self, clear=False):
+        "`NaNGuard`'s check; at a non-finite step, the training loss of every step up to it is recorded as the finding's curve (`record_curve`)"
+        try: super()._check(clear)
+        except CancelFitException:
+            if getattr(self, 'found', None):
+                record_curve(_learner_label(self.learn), 'non_finite', 'loss_curve', _checks.curve_points(list(self.losses)),
+                             bad_step=self.bad_step, epoch=self.found.get('epoch'))
+            raise
 
 # %% ../nbs/40_checkrun.ipynb #21c2624f
 class SeededSharedLoaders(Guard):

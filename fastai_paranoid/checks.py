@@ -30,10 +30,10 @@ from .loopguards import graph_leaves, UNREGISTERED_FIX
 from .fitchecks import loss_broadcasts, loss_shape_finding, forward_order, last_head, frozen_head_finding
 
 # %% auto #0
-__all__ = ['data_classes', 'check_train_batches', 'check_loss_at_init', 'check_loss_activation', 'overfit_one_batch',
-           'saturated_items', 'lr_schedulers', 'scheduler_peak', 'rate_setters', 'fit_rate', 'check_overfit_one_batch',
-           'overfit_causes', 'short_run', 'batch_losses', 'check_lr', 'LRSweep', 'lr_sweep', 'learner_copy',
-           'held_norm_layers', 'bn_holders', 'check_frozen']
+__all__ = ['data_classes', 'check_train_batches', 'check_loss_at_init', 'check_loss_activation', 'Curve', 'curve_points',
+           'overfit_one_batch', 'saturated_items', 'lr_schedulers', 'scheduler_peak', 'rate_setters', 'fit_rate',
+           'check_overfit_one_batch', 'overfit_causes', 'short_run', 'batch_losses', 'check_lr', 'LRSweep', 'lr_sweep',
+           'learner_copy', 'held_norm_layers', 'bn_holders', 'check_frozen']
 
 # %% ../nbs/34_checks.ipynb #2da82469
 def _label_entropy(y:torch.Tensor, n_classes:int)->float|None:
@@ -416,6 +416,19 @@ def _first_items(batch:tuple, n:int|None)->tuple:
     if n is None or len(sizes) != 1: return batch
     return tuple(t[:n] if isinstance(t, torch.Tensor) and t.ndim else t for t in batch)
 
+class Curve(list):
+    "A measured series (`[step, value]` pairs) kept in `CheckResult.measured` for the reports to plot: printed as its length, so that the evidence's numbers stay readable"
+    def __str__(self): return f"<{len(self)} points>"
+    __repr__ = __str__
+
+def curve_points(values, # the series, one value per step (non-finite values are kept as None)
+                 most:int=100, # the most points kept: evenly spaced, the first and the last always among them
+                )->Curve:
+    "`[step, value]` pairs of `values`, at most `most` of them, ready for JSON: what a report plots"
+    values = [float(v) for v in values]
+    keep = range(len(values)) if len(values) <= most else sorted({round(i * (len(values) - 1) / (most - 1)) for i in range(most)})
+    return Curve([i, values[i] if math.isfinite(values[i]) else None] for i in keep)
+
 def _drop(losses:list, span:int)->float:
     "How much the loss fell over the last `span` steps, as a share of where it was"
     before, last = losses[-span - 1], losses[-1]
@@ -627,7 +640,7 @@ def check_overfit_one_batch(learn:Learner, # the Learner, left as it is
     losses = run['losses']
     first, last = losses[0], losses[-1]
     recent_drop = _drop(losses, max(1, len(losses) // 4)) if len(losses) > 1 else 0.0
-    measured = {'steps': len(losses), 'lr': lr, 'initial_loss': first, 'final_loss': last, 'drop_last_quarter': recent_drop,
+    measured = {'steps': len(losses), 'lr': lr, 'initial_loss': first, 'final_loss': last, 'drop_last_quarter': recent_drop, 'loss_curve': curve_points(losses),
                 'trainable_params': n_trainable}
     if run['accuracy'] is not None: measured['batch_accuracy'] = run['accuracy']
     threshold = (f"loss <= max({atol}, {rtol} x step-0 loss) = {target(losses):.4f}; failed if it stalls above it and above {on_its_way} x step 0 "
@@ -826,7 +839,8 @@ def _lr_evidence(learn, run, batches, lr, steps, tail, power)->dict:
     ratio = end / start if math.isfinite(end) and start > 0 else 1.0 if end == start else math.inf # a loss of 0 that stays 0 is level
     measured = {'lr': lr, 'steps': len(losses), 'step0_loss': losses[0], 'start_loss_tail_batches': start, 'tail_loss': end,
                 'tail_over_start': ratio, 'relative_weight_change': run['relative_change'],
-                'share_above_step0': float(np.mean([l > losses[0] for l in losses[1:]])) if len(losses) > 1 else 0.0}
+                'share_above_step0': float(np.mean([l > losses[0] for l in losses[1:]])) if len(losses) > 1 else 0.0,
+                'loss_curve': curve_points(losses)}
     ev = dict(lr=lr, losses=losses, tail=tail, end=end, start=start, ratio=ratio, measured=measured, change=run['relative_change'],
               constant=all(l == losses[0] for l in losses + start_losses), # the same loss, to the last bit, whatever the weights
               p_lower=_p_lower(losses[-tail:], start_losses), trained=has_trained(learn),
@@ -1071,11 +1085,12 @@ def check_frozen(learn:Learner, # the Learner, left as it is
     # a step over the allowance runs on the first items of the batch it pays for (2 at the fewest): a frozen tensor moves
     # with any number of items, and so do running statistics
     items = items_for(work, step_gflop * 1e9, xb, yb)
-    try: param_moves, stat_moves = _frozen_moves(learn, param_names, norm_names + unheld_names, n_batches, lr, items)
+    trace = [] # the running statistics' largest change after each step: the curve a report plots
+    try: param_moves, stat_moves = _frozen_moves(learn, param_names, norm_names + unheld_names, n_batches, lr, items, trace)
     except Exception:
         if items is None: raise
-        items = None # a model or callback that needs the whole batch
-        param_moves, stat_moves = _frozen_moves(learn, param_names, norm_names + unheld_names, n_batches, lr, items)
+        items, trace = None, [] # a model or callback that needs the whole batch
+        param_moves, stat_moves = _frozen_moves(learn, param_names, norm_names + unheld_names, n_batches, lr, items, trace)
     n_items = _batch_items(xb, yb)
     on = (f"{n_batches} training batch{'es' if n_batches != 1 else ''}" if items is None else
           f"1 training step on {items} of the {n_items} items of a batch (its work allowance of {work:g} GFLOP pays for that many of a {step_gflop:.3g}-GFLOP step)")
@@ -1087,6 +1102,7 @@ def check_frozen(learn:Learner, # the Learner, left as it is
                 'frozen_with_stale_grad': len(stale), 'params_changed': len(moved_params), 'norm_layers_moved': len(moved_norms)}
     if moved_params: measured['max_param_change'] = max(param_moves.values())
     if moved_norms: measured['max_running_stat_change'] = max(max(v) for v in stat_moves.values())
+    if any(trace): measured['running_stat_curve'] = curve_points(trace)
     threshold = "no change"
     moved_unheld = [n for n, (dm, dv) in unheld_moves.items() if dm > 0 or dv > 0]
     if moved_unheld and not moved_params and not moved_norms:
@@ -1136,7 +1152,24 @@ def _nothing_frozen(learn:Learner, name:str)->CheckResult:
                           if nothing else "parameter group (learn.freeze() makes some)."),
                        fix=FIX_SPLITTER if nothing else '')
 
-def _frozen_moves(learn:Learner, param_names:list, norm_names:list, n_batches:int, lr:float, items:int|None=None)->tuple:
+class _StatTrace(Callback):
+    "After each training batch, how far the running statistics of `names` have moved from where they started (the largest change of any of them)"
+    order = 99
+    def __init__(self, names:list, trace:list): self.names, self.trace = names, trace # layers watched; the list each step's change is appended to
+    def before_fit(self):
+        modules = dict(self.learn.model.named_modules())
+        self.watched = [modules[n] for n in self.names]
+        self.start = [[m.running_mean.detach().clone().float(), m.running_var.detach().clone().float()] for m in self.watched]
+        self.trace.append(0.0)
+    def after_batch(self):
+        if not self.training: return
+        changes = [max(float((m.running_mean.float() - s[0]).abs().max()), float((m.running_var.float() - s[1]).abs().max()))
+                   for m, s in zip(self.watched, self.start)]
+        self.trace.append(max(changes, default=0.0))
+
+def _frozen_moves(learn:Learner, param_names:list, norm_names:list, n_batches:int, lr:float, items:int|None=None,
+                  trace:list|None=None, # if given, the largest running-statistics change so far, after each step (`_StatTrace`)
+                 )->tuple:
     "How far each frozen parameter and the running statistics of each frozen normalization layer move during a short fit of a copy of the Learner: `({param: max abs change}, {layer: [mean change, var change]})`"
     with preserve_rng(learn.dls), loaders_kept(learn.dls), tempfile.TemporaryDirectory() as tmp:
         clone = learner_copy(learn, path=tmp)
@@ -1148,7 +1181,7 @@ def _frozen_moves(learn:Learner, param_names:list, norm_names:list, n_batches:in
         no_bar = clone.no_bar() if hasattr(clone, 'no_bar') else contextlib.nullcontext() # no bar to hide unless fastai.callback.progress is imported
         dl = learn.dls.train # read in this process: worker processes for a few batches cost more than the batches
         no_workers = dl.fake_l.no_multiproc() if hasattr(dl, 'fake_l') else contextlib.nullcontext()
-        cbs = [_StopAfter(n_batches)] + ([_FirstItems(items)] if items else [])
+        cbs = [_StopAfter(n_batches)] + ([_FirstItems(items)] if items else []) + ([_StatTrace(norm_names, trace)] if trace is not None else [])
         with no_bar, clone.no_logging(), no_workers: clone.fit(n_epochs, lr=lr, cbs=cbs)
         stats_after = stats()
     param_moves = {n: float((params[n].detach() - params_before[n]).abs().max()) for n in param_names}

@@ -10,7 +10,7 @@ from pathlib import Path
 # fastai; only the processes that run the checked code (and the demo) import them.
 
 # %% auto #0
-__all__ = ['demo', 'check', 'main']
+__all__ = ['DEMO_FILE', 'DEMO', 'demo', 'demo_listing', 'check', 'main']
 
 # %% ../nbs/42_cli.ipynb #a47af314
 from .collect import Findings, collect_findings # the collector, shared with the runner, the pytest plugin and the IPython extension
@@ -36,25 +36,52 @@ def __getattr__(name): # `cli.BestValidLoss` is there, built when first asked fo
     if name == 'BestValidLoss': return _best_valid_loss()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
+DEMO_FILE = 'demo.py' # what the report calls the demo's code: its findings point at its lines, printed above the report
+DEMO = """\
+from torch import nn
+from fastai.learner import Learner
+from fastai.callback.tracker import SaveModelCallback
+from fastai_paranoid.fixtures import xor_dls, build_mlp # a small XOR task and an MLP
+from fastai_paranoid.cli import BestValidLoss           # a callback that keeps the best validation loss in `best`
+
+# 1. one model handed to three runs: each run continues the last instead of starting from scratch
+dls, model = xor_dls(), build_mlp()
+for run in range(3):
+    learn = Learner(dls, model, loss_func=nn.CrossEntropyLoss(), path=tmp)
+    learn.fit(2, 1e-2)
+
+# 2. one stateful callback shared by two runs: run 2 starts from run 1's best
+tracker = BestValidLoss()
+for run in range(2):
+    learn = Learner(xor_dls(seed=run), build_mlp(), loss_func=nn.CrossEntropyLoss(), cbs=tracker, path=tmp)
+    learn.fit(2, 1e-2)
+
+# 3. two folds saving their best model to SaveModelCallback's default file: fold 2 overwrites fold 1's
+for fold in range(2):
+    learn = Learner(xor_dls(seed=10 + fold), build_mlp(), loss_func=nn.CrossEntropyLoss(), cbs=SaveModelCallback(), path=tmp)
+    learn.fit(2, 1e-2)
+"""
+_DEMO_NAME = '<fastai-paranoid demo>' # the name its code is compiled under: a resolver maps its frames to `DEMO_FILE`'s lines
+
+def _demo_resolver(filename, lineno):
+    if filename != _DEMO_NAME: return None
+    from fastai_paranoid.core import Location
+    return Location(DEMO_FILE, lineno)
+
 def demo():
-    "Seed 000's pipeline on the XOR task with three planted leaks; a few seconds on a CPU"
-    from torch import nn
-    from fastai.learner import Learner
-    from fastai.callback.tracker import SaveModelCallback
-    from fastai.metrics import accuracy
-    from fastai_paranoid.fixtures import xor_dls, build_mlp
-    def fit(learn, epochs=2): # quietly: no bars, no logs, no "Better model found" lines
-        with learn.no_bar(), learn.no_logging(), contextlib.redirect_stdout(io.StringIO()): learn.fit(epochs, 1e-2)
-    with tempfile.TemporaryDirectory() as tmp:
-        print("demo 1/3: seed 000's loop, three 'runs' handed the same model (each run continues the last)")
-        dls, model = xor_dls(), build_mlp()
-        for run in range(3): fit(Learner(dls, model, loss_func=nn.CrossEntropyLoss(), metrics=accuracy, path=tmp))
-        print("demo 2/3: one BestValidLoss instance shared by two runs (run 2 starts from run 1's best)")
-        tracker = _best_valid_loss()()
-        for run in range(2): fit(Learner(xor_dls(seed=run), build_mlp(), loss_func=nn.CrossEntropyLoss(), cbs=tracker, path=tmp))
-        print("demo 3/3: two folds, each saving its best model to SaveModelCallback's default fname='model'")
-        for fold in range(2):
-            fit(Learner(xor_dls(seed=10 + fold), build_mlp(), loss_func=nn.CrossEntropyLoss(), cbs=SaveModelCallback(), path=tmp))
+    "Run `DEMO`, a pipeline with three planted leaks on the XOR task (a few seconds on a CPU), quietly; the guards' findings point at its lines"
+    from fastai_paranoid.core import location_resolvers
+    code = compile(DEMO, _DEMO_NAME, 'exec')
+    location_resolvers.append(_demo_resolver)
+    try:
+        with tempfile.TemporaryDirectory() as tmp, contextlib.redirect_stdout(io.StringIO()): # no epoch tables, no "Better model found"
+            exec(code, {'__name__': '__demo__', 'tmp': tmp})
+    finally: location_resolvers.remove(_demo_resolver)
+
+def demo_listing()->str:
+    "`DEMO` with its line numbers, as the demo prints it above its report"
+    return '\n'.join(f"{i:3} | {line}".rstrip() for i, line in enumerate(DEMO.splitlines(), 1))
+
 
 # %% ../nbs/42_cli.ipynb #77c4377c
 def check(path=None, # a script, notebook or folder; None runs the built-in demo in this process
@@ -70,11 +97,13 @@ def check(path=None, # a script, notebook or folder; None runs the built-in demo
     if path is not None: return check_paths([path], args=args, on_finding=on_finding, guards=guards, **kwargs)
     from fastai_paranoid.paranoid import paranoid
     from fastai_paranoid.core import ParanoidWarning
+    print(f"fastai-paranoid: no path given, so the demo: {DEMO_FILE}, three leaks planted (fastai-paranoid check PATH checks your own code)\n"
+          + demo_listing() + '\n')
     with paranoid(on_finding=on_finding, guards=guards), collect_findings() as found:
         with warnings.catch_warnings():
             warnings.simplefilter('ignore', ParanoidWarning) # not shown as they come: the report below says each once
             demo()
-    print(found.report('the demo pipeline'))
+    print(found.report(DEMO_FILE))
     return 1 if found.problems else 0
 
 def _split_script_args(tokens:list)->tuple:
@@ -93,11 +122,12 @@ def _check_parser():
     p.add_argument('--flags', default='', help="space-separated test flags whose cells run anyway (as nbdev-test --flags)")
     p.add_argument('--n-workers', '--n_workers', dest='n_workers', type=int, default=None, metavar='N', help="files checked at once, each in its own process with its share of the CPUs as torch threads unless OMP_NUM_THREADS is set (default: min(CPUs, 8))")
     p.add_argument('--json', dest='json_path', default=None, metavar='FILE', help="also write the per-file results and findings to this file")
+    p.add_argument('--html', dest='html_path', default=None, metavar='FILE', help="also write the results as one self-contained HTML page: each file's status, each finding with the curve it was judged on plotted, each Learner's sanity checks (for CI artifacts; opens offline)")
     p.add_argument('--format', choices=['text', 'github'], default='text', help="text: one block per finding, wrapped to the terminal; github: one GitHub Actions workflow command per finding (::warning file=...,line=...::...), shown on the pull request's lines")
     p.add_argument('--on-finding', '--on-leak', dest='on_finding', choices=['warn', 'log', 'raise'], default='warn',
                    help="what the guards do at a finding (default: warn); --on-leak is its old spelling")
     p.add_argument('--fail-on', dest='fail_on', choices=['error', 'warning', 'info'], default='warning', help="the lowest level of finding that makes the exit status 1 (default: warning, i.e. errors and warnings; info notes are shown, not counted)")
-    p.add_argument('--verbose', action='store_true', help="let the checked code's output through as it runs")
+    p.add_argument('--verbose', action='store_true', help="let the checked code's output through as it runs, and list in the report every check skipped, and why (always in --json)")
     p.add_argument('--cell-timeout', '--cell_timeout', dest='cell_timeout', type=int, default=None, metavar='SECONDS', help="seconds a notebook cell may run (default: the project's cell_timeout)")
     p.add_argument('--no-sanity', dest='sanity', action='store_false', help="don't run learn.sanity_check() before each Learner's first fit (the NaN guard and the other guards stay)")
     p.add_argument('--smoke', action='store_true', help="a smoke run, as Lightning's fast_dev_run: every fit cut to one epoch of 3 training and 3 validation batches (lr_find to a 35-step sweep), the sanity checks and guards as usual; an assert that fails only because a fit was cut is shown 'cut short', not failed. Checks the pipeline, not the training: a NaN at epoch 30 is out of its sight")
@@ -157,5 +187,5 @@ def main(argv:list|None=None, # the arguments (default: `sys.argv[1:]`)
     if not opts.paths: return check(None, on_finding=opts.on_finding)
     from fastai_paranoid.runner import check_paths
     return check_paths(opts.paths, script_args, flags=opts.flags.split(), n_workers=opts.n_workers, on_finding=opts.on_finding,
-                       verbose=opts.verbose, cell_timeout=opts.cell_timeout, json_path=opts.json_path,
+                       verbose=opts.verbose, cell_timeout=opts.cell_timeout, json_path=opts.json_path, html_path=opts.html_path,
                        sanity=opts.sanity, sanity_budget=opts.sanity_budget, fail_on=opts.fail_on, format=opts.format, smoke=opts.smoke)

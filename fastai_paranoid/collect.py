@@ -521,11 +521,13 @@ def check_summary(records:list, # `CheckRecord`s (or their dicts)
     return text
 
 def check_details(records:list, # `CheckRecord`s (or their dicts)
+                  skipped:bool=True, # list the checks skipped and the Learners not checked again (False: only what needs a look, crashed or incomplete, as `fastai-paranoid check` without --verbose)
                  )->list:
     "One line per check skipped or incomplete (the same check and reason on several Learners, numbers aside as in `same_cause`: one line naming them all, the numbers that differ in brackets), one per cause of crashes (the checks that raised the same error in the same innermost frame: one line naming them, the end their tracebacks share under it), and one per Learner not checked again"
     records = [CheckRecord.from_dict(r) if isinstance(r, dict) else r for r in records]
     groups = {}
     for r in records:
+        if r.verdict == 'skipped' and not skipped: continue
         if r.verdict in ('skipped', 'incomplete'): groups.setdefault((r.verdict, _NUMBER.sub('#', r.reason), r.check), []).append(r)
         elif r.verdict == 'error': # grouped by cause: the error, and where it was raised (the traceback's innermost frame on)
             cause = r.reason.removeprefix(f"{r.check} raised ")
@@ -538,7 +540,7 @@ def check_details(records:list, # `CheckRecord`s (or their dicts)
         lines.append(f"{_SAID.get(verdict, verdict)}: {checks} on {learners}: {reason}".rstrip(': '))
         if verdict == 'error': lines += [f"    | {l}" for l in _common_end([_tb_lines(r.traceback) for r in rs])]
     for r in records:
-        if r.verdict == 'not repeated': lines.append(f"not checked again: {r.learner}, {r.reason or 'as ' + r.same_as}")
+        if r.verdict == 'not repeated' and skipped: lines.append(f"not checked again: {r.learner}, {r.reason or 'as ' + r.same_as}")
     return lines
 
 

@@ -227,7 +227,8 @@ def emit(finding, # a `Finding`, or a message (str) that becomes one with `kind`
     if on_finding == 'warn':
         w = finding.category(str(finding))
         w.finding = finding
-        warnings.warn(w, stacklevel=stacklevel + 1)
+        to_user = _frames_to_user(1) # the user's line, wherever in the library the guard found it (as `found_at` says)
+        warnings.warn(w, stacklevel=to_user if to_user > 1 else stacklevel + 1)
     else: _logger.warning(str(finding))
     return finding
 

@@ -9,11 +9,25 @@ from torch import nn
 from fastai.learner import Learner
 from fastcore.basics import store_attr, patch
 from fastai.callback.core import Callback
+from .core import Finding, ParanoidWarning, emit
 from .deploy import Guard
 from .bn import FreezeBNStats
 
+class TrunkRefrozenWarning(ParanoidWarning):
+    "`linear_probe()`'s guard froze again a trunk that the user's code unfroze after it: the trunk does not train"
+
+def _in_fine_tune()->bool:
+    "Is fastai's `Learner.fine_tune` on the stack? (its `unfreeze()` between its two fits is fastai's, not the user's)"
+    import sys, os
+    frame = sys._getframe(1)
+    while frame is not None:
+        code = frame.f_code
+        if code.co_name == 'fine_tune' and f"{os.sep}fastai{os.sep}" in code.co_filename: return True
+        frame = frame.f_back
+    return False
+
 # %% auto #0
-__all__ = ['trunk_and_head', 'TrunkHeadSplitter', 'FrozenTrunk', 'HoldLRRatio']
+__all__ = ['TrunkRefrozenWarning', 'trunk_and_head', 'TrunkHeadSplitter', 'FrozenTrunk', 'HoldLRRatio']
 
 # %% ../nbs/11_presets.ipynb #f1528d6e
 def _describe_split_fix(model):
@@ -65,14 +79,25 @@ class TrunkHeadSplitter:
 
 # %% ../nbs/11_presets.ipynb #bb8da778
 class FrozenTrunk(Guard):
-    "Linear probe guard: at every fit, the trunk's parameters get no gradient, no optimizer state and no step"
+    "Linear probe guard: at every fit, the trunk's parameters get no gradient, no optimizer state and no step. A trunk the user's own code unfroze after `linear_probe()` (`learn.unfreeze()`, `freeze_to(0)`) is frozen again, and said (`TrunkRefrozenWarning`); `fine_tune`'s own `unfreeze()` is the preset's to undo, silently"
     changes_the_fit = True # its job: the sanity checks' copies keep it
     order = -5 # before FreezeBNStats (100) resolves the frozen part
     def __init__(self, split=None): # as in `trunk_and_head`
         store_attr()
+        self.held = False # the trunk was frozen by this guard: from then on, a trainable trunk parameter was unfrozen by someone else
     def before_fit(self):
         trunk, _ = trunk_and_head(self.learn.model, self.split)
         opt = self.learn.opt
+        unfrozen = [p for p in trunk.parameters() if p.requires_grad]
+        if self.held and unfrozen and not _in_fine_tune():
+            n = sum(1 for _ in trunk.parameters())
+            emit(Finding('trunk_refrozen', 'error', path='linear_probe()',
+                         evidence=f"froze the trunk again at this fit: {len(unfrozen)} of its {n} parameter tensors had requires_grad=True "
+                                  f"(learn.unfreeze() or freeze_to() after learn.linear_probe()), so the trunk you unfroze does not train",
+                         fix="to train the trunk, replace the probe: `learn.discriminative_lr(lr)` or `learn.one_big_lr(lr)` (each removes "
+                             "linear_probe()'s guard); to keep probing, leave out the unfreeze",
+                         guard='FrozenTrunk', claim='certain', category=TrunkRefrozenWarning), on_finding='warn', learn=self.learn)
+        self.held = True
         for p in trunk.parameters():
             p.requires_grad_(False)
             p.grad = None

@@ -4,7 +4,7 @@
 
 # %% ../nbs/41_runner.ipynb #269b059d
 from __future__ import annotations
-import atexit, contextlib, dataclasses, gc, io, json, multiprocessing, os, re, runpy, shutil, signal, sys, tempfile, textwrap, time, traceback, warnings
+import atexit, contextlib, dataclasses, gc, html, io, json, multiprocessing, os, re, runpy, shutil, signal, sys, tempfile, textwrap, time, traceback, warnings
 from dataclasses import dataclass, field
 from multiprocessing.connection import wait
 from pathlib import Path
@@ -22,7 +22,7 @@ _quiet_third_party() # also in the forkserver, which imports this module first: 
 __all__ = ['RUNNABLE', 'STATUSES', 'FORMATS', 'SMOKE_CANNOT_SEE', 'CheckInputError', 'runnable_files', 'read_notebook',
            'notebook_plan', 'NotebookFailed', 'run_notebook', 'run_script', 'FileResult', 'check_file',
            'worker_threads', 'check_files', 'exit_status', 'plural', 'print_results', 'Terminated', 'check_paths',
-           'smoke_account', 'print_smoke']
+           'html_report', 'write_html', 'smoke_account', 'print_smoke']
 
 # %% ../nbs/41_runner.ipynb #0de81a52
 class CheckInputError(ValueError):
@@ -241,6 +241,7 @@ class FileResult:
     checks: list = field(default_factory=list) # one dict per sanity check and Learner (`collect.CheckRecord.as_dict()`): learner, check, verdict, reason...
     smoke: dict = field(default_factory=dict) # a smoke run's account (empty otherwise): `batches` per cut fit, the fits cut (`smoke.SmokeLog.summary`), and `cut_short`: each assert that failed only because a fit was cut (where and what)
     cpu_seconds: float = 0.0 # CPU time (user + system) spent running it: the worker's own and that of the processes it started and waited for (DataLoader workers)
+    curves: list = field(default_factory=list) # the measured series that findings are judged on (`checkrun.record_curve`): learner, source (the finding's kind), name, `[step, value]` points; `--html` plots them
 
 def _cpu_time()->float:
     "CPU seconds (user + system) of this process, all its threads, and of its children that have ended and were waited for"
@@ -252,9 +253,10 @@ def _findings_data(found)->list:
     return [{**f.as_dict(), 'message': f.message, 'group': g} for f, g in zip(found.all, found.group_ids())]
 
 def _user_traceback(e, filenames):
-    "The exception's traceback from the first frame in the user's code on (our frames above it are noise)"
+    "The exception's traceback from the first frame in the user's code on (our frames above it are noise); None for a `SyntaxError` in the user's file, which has no frame of its own (its message says the file and line)"
     tb = e.__traceback__
     while tb is not None and not any(tb.tb_frame.f_code.co_filename.startswith(f) for f in filenames): tb = tb.tb_next
+    if tb is None and isinstance(e, SyntaxError) and any(str(e.filename or '').startswith(f) for f in filenames): return None
     return tb or e.__traceback__
 
 def _tail(text, lines=40): return '\n'.join(text.rstrip().splitlines()[-lines:])
@@ -293,7 +295,7 @@ def check_file(path, # a script or notebook
               )->FileResult:
     "Run one file in this process under `paranoid()` and return what it gave"
     from fastai_paranoid.collect import collect_findings
-    from fastai_paranoid.checkrun import check_guards
+    from fastai_paranoid.checkrun import check_guards, curve_sink
     from fastai_paranoid.paranoid import PARANOID_GUARDS, paranoid
     from fastai_paranoid.smoke import smoke_guards, smoke_log, raised_after_cut_fit
     if guards is None: guards = PARANOID_GUARDS + check_guards(sanity, sanity_budget) # built here, in the worker: fresh classes per file
@@ -312,6 +314,7 @@ def check_file(path, # a script or notebook
             stack.enter_context(contextlib.redirect_stderr(out))
         stack.enter_context(paranoid(on_finding=on_finding, guards=guards))
         found = stack.enter_context(collect_findings(fail_on=fail_on))
+        stack.enter_context(curve_sink(res.curves.append))
         try:
             if path.suffix == '.ipynb':
                 read_notebook(path)
@@ -460,6 +463,7 @@ def check_files(files:list, # scripts and notebooks
                 n_workers:int=1, # how many run at once
                 on_result=None, # called with each `FileResult` as it comes in
                 on_progress=None, # called as `on_progress(path, event)` when a file starts (event `{}`) and with what it is at (`collect.report_progress`)
+                on_start=None, # called with each file's path as its worker starts
                 **kwargs, # passed to `check_file`
                )->list:
     "Check each file in its own process, `n_workers` at a time; the `FileResult`s in the order of `files`"
@@ -476,6 +480,7 @@ def check_files(files:list, # scripts and notebooks
                     proc.start()
                     send.close()
                     running[receive] = (proc, path, time.perf_counter())
+                    if on_start: on_start(path)
                 if on_progress: on_progress(path, {})
             for conn in wait(list(running)):
                 proc, path, start = running[conn]
@@ -575,13 +580,36 @@ def _table(rows:list, columns:list, title:str='')->list:
     line = lambda vals: '  '.join(v.ljust(w) for v, w in zip(vals, widths)).rstrip()
     return ([title] if title else []) + [line(columns), line(['-' * w for w in widths])] + [line(r) for r in cells]
 
+def _check_counts(checks:list)->str:
+    "A file's sanity checks in a few words, for its line of the report: '16 passed, 3 skipped' ('' when none ran)"
+    from fastai_paranoid.collect import CHECK_VERDICTS, _SAID
+    run = [c for c in checks if c['verdict'] != 'not repeated' and c['check'] != 'sanity_check']
+    return ', '.join(f"{n} {_SAID.get(v, v)}" for v in CHECK_VERDICTS[:-1] if (n := sum(c['verdict'] == v for c in run)))
+
 def _summary(results, width)->str:
-    "The per-file table where it fits in `width` columns, else one wrapped line per file"
-    rows = [{'file': r.path, 'status': r.status, 'time': f"{r.seconds:.1f} s", 'findings': r.problems} for r in results]
-    lines = _table(rows, ['file', 'status', 'time', 'findings'], title='fastai-paranoid check')
+    "The per-file table (file, status, time, findings, what its sanity checks did) where it fits in `width` columns, else one wrapped line per file"
+    rows = [{'file': r.path, 'status': r.status, 'time': f"{r.seconds:.1f} s", 'findings': r.problems, 'checks': _check_counts(r.checks)}
+            for r in results]
+    lines = _table(rows, ['file', 'status', 'time', 'findings', 'checks'], title='fastai-paranoid check')
     if max(map(len, lines)) <= width: return '\n'.join(lines)
-    return '\n'.join(['fastai-paranoid check'] + [textwrap.fill(f"{r['file']}: {r['status']}, {r['time']}, {plural(r['findings'], 'finding')}",
-                      width, subsequent_indent='    ', break_long_words=True, break_on_hyphens=False) for r in rows])
+    return '\n'.join(['fastai-paranoid check'] + [textwrap.fill(f"{r['file']}: {r['status']}, {r['time']}, {plural(r['findings'], 'finding')}"
+                      + (f"; checks: {r['checks']}" if r['checks'] else ''), width, subsequent_indent='    ', break_long_words=True,
+                      break_on_hyphens=False) for r in rows])
+
+def _account(checks:list, # a file's `CheckRecord` dicts
+             width:int, # columns
+            )->str:
+    "What a file's sanity checks did, in the default report: the count (`collect.check_summary`), then only what needs a look (a check crashed or incomplete, `check_details(skipped=False)`); the skipped ones are counted here, listed under --verbose and always in --json"
+    from fastai_paranoid.collect import check_summary, check_details
+    skipped = sum(c['verdict'] == 'skipped' for c in checks)
+    hint = f" (--verbose lists the {skipped} skipped, and why)" if skipped else ''
+    wrap = lambda text, first='', rest='    ': textwrap.fill(text, width, initial_indent=first, subsequent_indent=rest, break_long_words=False,
+                                                            break_on_hyphens=False)
+    lines = [wrap(f"fastai-paranoid: sanity checks: {check_summary(checks)}{hint}")]
+    for line in check_details(checks, skipped=False):
+        if not line.startswith('    |'): lines.append(wrap(line, '  ', '      '))
+        else: lines.append(line if len(line) <= width else textwrap.fill(line, width, subsequent_indent='    |   ', break_long_words=True))
+    return '\n'.join(lines)
 
 _STATUS_SAID = {'findings': 'with findings', 'checks crashed': 'with checks crashed'} # '1 with findings', not '1 findings'
 
@@ -594,17 +622,25 @@ def print_results(results:list, # `FileResult`s
                   fail_on:str='warning', # the lowest level that counts (for the headlines)
                   names:dict|None=None, # what to call each file in its headline (default: its path)
                   exit_code:int|None=None, # the status to name in the last line (default: `exit_status(results)`)
+                  verbose:bool=False, # also list each check skipped and each Learner not checked again, and a clean file's report (`--verbose`)
                  ):
-    "The table, then each file's findings on stdout; failures, with the end of their output, on stderr"
-    from fastai_paranoid.collect import Findings, github_annotation
+    "The table (of several files, or under `verbose`), then each file's findings on stdout; failures, with the end of their output, on stderr. A clean file is its line of the table (one file alone: the last line); its checks are counted, and the skipped ones listed only under `verbose`"
+    from fastai_paranoid.collect import Findings, github_annotation, check_details
     width = _width(width)
-    print(_summary(results, width))
+    table = len(results) > 1 or verbose
+    if table: print(_summary(results, width))
+    gap = '\n' if table else '' # a blank line between the blocks of the report, none above the first when there is no table
+    reported = False # a file's report was printed: the last line need not count its checks again
     for r in results:
-        found = Findings.from_dicts(r.findings, fail_on, name=(names or {}).get(r.path, r.path), refused=r.refused, checks=r.checks)
+        found = Findings.from_dicts(r.findings, fail_on, name=(names or {}).get(r.path, r.path), refused=r.refused, checks=r.checks if verbose else ())
         if format == 'github':
             if found.standing: print(found.github())
             for line in _crash_annotations(r): print(line)
-        elif r.findings or r.refused or r.checks or len(results) == 1: print('\n' + found.report(width=width))
+        elif verbose:
+            if r.findings or r.refused or r.checks or len(results) == 1: print(gap + found.report(width=width))
+        elif r.findings or r.refused or check_details(r.checks, skipped=False):
+            print(gap + found.report(width=width) + (f"\n\n{_account(r.checks, width)}" if r.checks else ''))
+            gap, reported = '\n', True
         if r.not_run:
             head = 'Not run in' if not any(': ran, although' in n for n in r.not_run) else 'Not run, and notes, in'
             print(f"\n{head} {r.path}:\n" + '\n'.join(textwrap.fill(n, width, initial_indent='  ', subsequent_indent='    ',
@@ -616,6 +652,9 @@ def print_results(results:list, # `FileResult`s
         print(f"\n{r.error.rstrip()}", file=sys.stderr)
     counts = {s: sum(r.status == s for r in results) for s in STATUSES}
     summary = ', '.join(f"{n} {_STATUS_SAID.get(s, s)}" for s, n in counts.items() if n)
+    if len(results) == 1 and not verbose: # no table above: the one line names the file and counts its checks
+        r = results[0]
+        summary = f"{(names or {}).get(r.path, r.path)} {r.status}" + (f"; sanity checks: {_check_counts(r.checks)}" if _check_counts(r.checks) and not reported else '')
     status = exit_status(results) if exit_code is None else exit_code
     _say(f"{plural(len(results), 'file')} checked in {seconds:.1f} s: {summary} (exit status {status})", file=sys.stdout, width=width)
 
@@ -633,11 +672,12 @@ def _crash_annotations(r)->list:
         out.append(f"::error {','.join(props)}::{_gh_escape(rec.reason + (chr(10) + rec.traceback if rec.traceback else ''))}")
     return out
 
-def _write_json(json_path, results, flags, n_workers, interrupted:int|None=None, not_finished:list=(), smoke=False):
-    "The results as JSON, for CI: the exit status, the options, a smoke run's account (`smoke_account`; null in a full run), and one object per file (`FileResult`'s fields)"
+def _write_json(json_path, results, flags, n_workers, interrupted:int|None=None, not_finished:list=(), smoke=False, stopped:list=(), not_started:list=()):
+    "The results as JSON, for CI: the exit status, the options, a smoke run's account (`smoke_account`; null in a full run), and one object per file (`FileResult`'s fields); interrupted, the files not finished (`stopped` while running, and `not_started`)"
     if json_path is None: return
     report = {'exit_status': exit_status(results) if interrupted is None else interrupted, 'flags': list(flags), 'n_workers': n_workers,
               'interrupted': interrupted is not None, 'not_finished': [str(f) for f in not_finished],
+              'stopped': [str(f) for f in stopped], 'not_started': [str(f) for f in not_started],
               'smoke': smoke_account(results) if smoke else None,
               'files': [dataclasses.asdict(r) for r in results]}
     try: Path(json_path).write_text(json.dumps(report, indent=1))
@@ -704,10 +744,11 @@ def _terminate_as_interrupt():
     finally:
         if saved is not None: signal.signal(signal.SIGTERM, saved)
 
-def _writable(json_path):
-    "A `CheckInputError` naming the path and why, before anything runs, when `--json` could not be written there"
+def _writable(json_path, option:str='--json'):
+    "A `CheckInputError` naming the path and why, before anything runs, when `option`'s file (`--json`, `--html`) could not be written there: the file is opened for writing (and removed again if it was not there), as the run's end will open it"
     path = Path(json_path)
-    if path.is_dir(): raise CheckInputError(f"--json {json_path} is a folder; give a file name, e.g. {path/'paranoid.json'}.")
+    example = 'paranoid.json' if option == '--json' else 'paranoid.html'
+    if path.is_dir(): raise CheckInputError(f"{option} {json_path} is a folder; give a file name, e.g. {path/example}.")
     folder = path.parent
     why = None
     if not folder.exists():
@@ -716,15 +757,24 @@ def _writable(json_path):
     elif not folder.is_dir(): why = f"{folder} is not a folder"
     elif path.exists() and not os.access(path, os.W_OK): why = f"the file is not writable (permission denied)"
     elif not path.exists() and not os.access(folder, os.W_OK | os.X_OK): why = f"the folder {folder} is not writable (permission denied)"
-    if why: raise CheckInputError(f"--json {json_path} cannot be written: {why}; give a path in a folder you can write to, e.g. --json paranoid.json.")
+    else: # tried, not guessed: permissions say nothing of /proc, a read-only mount, or root
+        existed = path.exists()
+        try:
+            with open(path, 'a'): pass
+        except OSError as e: why = f"opening it for writing failed ({e.strerror or e})"
+        else:
+            if not existed:
+                with contextlib.suppress(OSError): path.unlink()
+    if why: raise CheckInputError(f"{option} {json_path} cannot be written: {why}; give a path in a folder you can write to, e.g. {option} {example}.")
 
-def _planned_files(paths:list, args, fail_on:str, format:str, json_path)->tuple:
+def _planned_files(paths:list, args, fail_on:str, format:str, json_path, html_path=None)->tuple:
     "`(files, left_out)`: the scripts and notebooks under `paths` to check, and the scripts left out as notebooks' helpers; a `CheckInputError` naming the fix for a bad option or path"
     from fastai_paranoid.collect import fail_levels
     try: fail_levels(fail_on)
     except ValueError as e: raise CheckInputError(f"--fail-on: {e}") from None
     if format not in FORMATS: raise CheckInputError(f"--format {format}: use one of {', '.join(FORMATS)}.")
     if json_path is not None: _writable(json_path)
+    if html_path is not None: _writable(html_path, '--html')
     left_out = []
     files = runnable_files(paths, left_out=left_out)
     left_out = [f for f in left_out if f not in files]
@@ -742,16 +792,23 @@ def _unreadable_notebooks(files:list)->dict:
         except CheckInputError as e: results[f] = FileResult(str(f), 'not run', error=f"fastai-paranoid: {e}")
     return results
 
-def _report_interrupted(code:int, files, todo, results:dict, done:list, seconds:float, report:dict, json_path, flags, n_workers, smoke=False):
-    "Report the files checked before an interrupt (the workers still running were stopped by `check_files`), and name the others"
+def _report_interrupted(code:int, files, todo, results:dict, done:list, seconds:float, report:dict, json_path, flags, n_workers, smoke=False,
+                        started:list=(), # the files whose workers had started
+                        html_path=None):
+    "Report the files checked before an interrupt (the workers still running were stopped by `check_files`), name those that were running, and count those that never started"
     finished = {Path(r.path) for r in done}
     ordered = [results[f] for f in files if f in results] + done
     if smoke: print_smoke(ordered, report['format'])
     print_results(ordered, seconds, exit_code=code, **report)
     not_finished = [f for f in todo if f not in finished]
-    _say(f"interrupted ({'SIGTERM' if code == 143 else 'SIGINT'}) after {len(done)} of {plural(len(todo), 'file')}; the files still "
-         f"running were stopped, not checked: {', '.join(map(str, not_finished))}")
-    _write_json(json_path, ordered, flags, n_workers, interrupted=code, not_finished=not_finished, smoke=smoke)
+    stopped = [f for f in not_finished if f in set(started)]
+    not_started = [f for f in not_finished if f not in set(started)]
+    said = (f"the {plural(len(stopped), 'file')} running {'was' if len(stopped) == 1 else 'were'} stopped, not checked: {', '.join(map(str, stopped))}"
+            if stopped else "no file was running")
+    if not_started: said += f"; {plural(len(not_started), 'file')} never started"
+    _say(f"interrupted ({'SIGTERM' if code == 143 else 'SIGINT'}) after {len(done)} of {plural(len(todo), 'file')}; {said}")
+    _write_json(json_path, ordered, flags, n_workers, interrupted=code, not_finished=not_finished, smoke=smoke, stopped=stopped, not_started=not_started)
+    write_html(html_path, ordered, seconds=seconds, exit_code=code, fail_on=report['fail_on'], interrupted=True)
 
 def _renamed_knob(owner:str, # the function, named in the warning
                  on_finding:str, # the value given as `on_finding`
@@ -778,6 +835,7 @@ def check_paths(paths:list, # scripts, notebooks and folders of them
                 format:str='text', # 'text' or 'github' (`FORMATS`)
                 on_leak:str|None=None, # the old name of `on_finding`
                 smoke:int|bool=False, # a smoke run: every fit cut to one epoch of a few batches (True: 3, or a number), as `--smoke`
+                html_path:str|None=None, # also write the results here as one self-contained HTML page, the evidence plotted (`write_html`)
                )->int:
     "Check every script and notebook under `paths`, each in its own process; print the results; return the exit status (130 or 143 when interrupted)"
     on_finding = _renamed_knob('check_paths', on_finding, on_leak)
@@ -788,7 +846,7 @@ def check_paths(paths:list, # scripts, notebooks and folders of them
             raise CheckInputError(f"--n-workers {n_workers}: give how many files to check at once, 1 or more (default: min(CPUs, 8)).")
         if not (isinstance(smoke, bool) or (isinstance(smoke, int) and smoke >= 0)):
             raise CheckInputError(f"smoke={smoke!r}: give True (each fit cut to 3 batches), a number of batches, or False.")
-        files, left_out = _planned_files(paths, args, fail_on, format, json_path)
+        files, left_out = _planned_files(paths, args, fail_on, format, json_path, html_path)
     except CheckInputError as e:
         _say(e)
         return 2
@@ -797,7 +855,9 @@ def check_paths(paths:list, # scripts, notebooks and folders of them
     if not todo: # nothing to run: just the reasons, one line each
         _say(*(r.error.removeprefix('fastai-paranoid: ') for r in results.values()))
         _write_json(json_path, list(results.values()), flags, 0)
+        write_html(html_path, list(results.values()), fail_on=fail_on)
         return 2
+    _tidy_tmp() # what torch leaves in TMPDIR while the files run goes when they are done
     if n_workers is None: n_workers = min(os.cpu_count() or 1, 8)
     n_workers = max(1, min(n_workers, len(todo)))
     done = []
@@ -811,15 +871,18 @@ def check_paths(paths:list, # scripts, notebooks and folders of them
     kwargs = dict(force_flags=list(flags), on_finding=on_finding, guards=guards, verbose=verbose, cell_timeout=cell_timeout,
                   sanity=sanity, sanity_budget=sanity_budget, fail_on=fail_on, smoke=smoke)
     names = {str(f): ' '.join([str(f), *args]) for f in todo}
-    report = dict(format=format, fail_on=fail_on, names=names)
+    report = dict(format=format, fail_on=fail_on, names=names, verbose=verbose)
+    started = []
     try:
         with _terminate_as_interrupt():
-            try: checked = check_files(todo, n_workers, on_result=_progress, on_progress=live and live.update, args=tuple(args), **kwargs)
+            try: checked = check_files(todo, n_workers, on_result=_progress, on_progress=live and live.update, on_start=started.append,
+                                       args=tuple(args), **kwargs)
             finally:
                 if live: live.clear()
     except KeyboardInterrupt as e: # the workers still running were stopped by `check_files`; what is done is reported
         code = getattr(e, 'status', 130)
-        _report_interrupted(code, files, todo, results, done, time.perf_counter() - start, report, json_path, flags, n_workers, smoke)
+        _report_interrupted(code, files, todo, results, done, time.perf_counter() - start, report, json_path, flags, n_workers, smoke,
+                            started, html_path)
         return code
     for f, r in zip(todo, checked): results[f] = r
     ordered = [results[f] for f in files]
@@ -829,12 +892,165 @@ def check_paths(paths:list, # scripts, notebooks and folders of them
         return 0 # rank 0 gives the exit status: a non-zero exit here would make the launcher stop rank 0 before it reports
     if world > 1: ordered = _merge_ranks(ordered, world)
     if smoke: print_smoke(ordered, format) # above the table: the report's last line stays the summary
-    print_results(ordered, time.perf_counter() - start, **report)
+    seconds = time.perf_counter() - start
+    print_results(ordered, seconds, **report)
     if left_out:
         names = ', '.join(map(str, left_out[:5])) + (f" and {len(left_out) - 5} more" if len(left_out) > 5 else '')
         _say(f"not checked: {plural(len(left_out), 'script')} next to the notebooks, taken as their helpers as nbdev-test takes them "
              f"(pass a script by name to check it): {names}", file=sys.stdout)
-    return max(exit_status(ordered), _write_json(json_path, ordered, flags, n_workers, smoke=smoke) or 0)
+    written = [_write_json(json_path, ordered, flags, n_workers, smoke=smoke), write_html(html_path, ordered, seconds=seconds, fail_on=fail_on, smoke=smoke)]
+    return max(exit_status(ordered), *(w or 0 for w in written))
+
+# %% ../nbs/41_runner.ipynb #e0b2e800
+def _tidy_tmp():
+    "Remove, when this process exits, the empty folder torch's inductor makes in TMPDIR (`torchinductor_<user>`) as the checked files import it, unless it was there before or `TORCHINDUCTOR_CACHE_DIR` puts it elsewhere: a check leaves TMPDIR as it found it"
+    global _tidying
+    if _tidying or os.environ.get('TORCHINDUCTOR_CACHE_DIR'): return
+    import getpass
+    try: user = getpass.getuser()
+    except (KeyError, ModuleNotFoundError, OSError): user = f"uid_{os.getuid()}" if hasattr(os, 'getuid') else 'unknown_user'
+    folder = Path(tempfile.gettempdir())/('torchinductor_' + re.sub(r'[\\/:*?"<>|]', '_', user)) # torch's `default_cache_dir()`
+    if folder.exists(): return
+    def remove(): # only if empty: a cache the checked code filled (its own torch.compile) is its to keep
+        with contextlib.suppress(OSError): folder.rmdir()
+    atexit.register(remove) # registered before the fork server's stop (`_context`), so it runs after the server is gone
+    _tidying = True
+_tidying = False
+
+_CSS = """
+body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;margin:24px auto;max-width:1040px;color:#1f2328;padding:0 16px}
+h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 8px;border-bottom:1px solid #d0d7de;padding-bottom:4px}
+table{border-collapse:collapse;margin:8px 0}td,th{padding:3px 10px;border-bottom:1px solid #eaeef2;text-align:left;vertical-align:top}
+th{background:#f6f8fa}.badge{display:inline-block;padding:0 7px;border-radius:10px;font-size:12px;font-weight:600;color:#fff}
+.s-clean{background:#1a7f37}.s-findings,.s-cut-short{background:#bf8700}.s-failed,.s-checks-crashed,.s-not-run{background:#cf222e}.s-skipped{background:#6e7781}
+.finding{border:1px solid #d0d7de;border-left:5px solid #6e7781;border-radius:6px;padding:8px 12px;margin:10px 0}
+.finding.error{border-left-color:#cf222e}.finding.warning{border-left-color:#bf8700}.finding.info{border-left-color:#0969da}
+.finding .head{font-weight:600}.finding .where{font-family:ui-monospace,monospace;font-weight:400;color:#57606a}
+.finding p{margin:4px 0}.fix{color:#1a7f37}.claim{color:#57606a;font-size:12px}.symptoms{margin-left:22px}
+pre{background:#f6f8fa;padding:8px;overflow-x:auto;font-size:12px;white-space:pre-wrap}
+figure{margin:8px 0}figcaption{font-size:12px;color:#57606a}svg text{font:11px system-ui,sans-serif;fill:#57606a}
+details{margin:8px 0}summary{cursor:pointer}.v-passed{color:#1a7f37}.v-failed,.v-error{color:#cf222e}.v-warning{color:#bf8700}.v-skipped,.v-not-repeated{color:#6e7781}
+"""
+
+_CURVE_SAID = { # (source, name) -> what the plot shows; source None: any
+    ('check_overfit_one_batch', 'loss_curve'): "the loss on one batch, per step of the overfit test (a healthy model drives it toward 0)",
+    ('check_lr', 'loss_curve'): "the loss per step of the learning-rate test (a rate that suits goes down)",
+    ('non_finite', 'loss_curve'): "the training loss of every step, up to the first non-finite one (marked)",
+    (None, 'running_stat_curve'): "the largest change of a frozen normalization layer's running statistics, per step of a short fit (frozen: 0 throughout)",
+}
+
+def _svg_curve(points:list, # `[step, value]` pairs, a value None where it was not finite
+               bad_step:int|None=None, # a step to mark (the first non-finite one)
+               width:int=520, height:int=200)->str:
+    "A line plot of `points` as inline SVG: no script, no file, nothing fetched"
+    finite = [(x, y) for x, y in points if y is not None]
+    if bad_step is None: bad_step = next((x for x, y in points if y is None), None) # a series that went non-finite: where
+    left, right, top, bottom = 58, 12, 10, 28
+    xs = [x for x, _ in points] + ([bad_step] if bad_step is not None else [])
+    x0, x1 = min(xs, default=0), max(xs, default=1)
+    ys = [y for _, y in finite] or [0.0]
+    y0, y1 = min(ys), max(ys)
+    if y1 - y0 < 1e-12: y0, y1 = y0 - 0.5, y1 + 0.5
+    sx = lambda x: left + (x - x0) / ((x1 - x0) or 1) * (width - left - right)
+    sy = lambda y: top + (y1 - y) / (y1 - y0) * (height - top - bottom)
+    path = ' '.join(f"{sx(x):.1f},{sy(y):.1f}" for x, y in finite)
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" class="curve" width="{width}" height="{height}" viewBox="0 0 {width} {height}" role="img">',
+             f'<rect x="{left}" y="{top}" width="{width - left - right}" height="{height - top - bottom}" fill="#fff" stroke="#d0d7de"/>',
+             f'<polyline fill="none" stroke="#0969da" stroke-width="1.6" points="{path}"/>']
+    if len(finite) == 1: parts.append(f'<circle cx="{sx(finite[0][0]):.1f}" cy="{sy(finite[0][1]):.1f}" r="3" fill="#0969da"/>')
+    for y in (y0, (y0 + y1) / 2, y1):
+        parts.append(f'<text x="{left - 6}" y="{sy(y) + 4:.1f}" text-anchor="end">{y:.3g}</text>')
+    parts += [f'<text x="{left}" y="{height - 8}">step {x0}</text>', f'<text x="{width - right}" y="{height - 8}" text-anchor="end">step {x1}</text>']
+    if bad_step is not None:
+        parts.append(f'<line x1="{sx(bad_step):.1f}" x2="{sx(bad_step):.1f}" y1="{top}" y2="{height - bottom}" stroke="#cf222e" stroke-dasharray="4 3"/>'
+                     f'<text x="{sx(bad_step) - 4:.1f}" y="{top + 12}" text-anchor="end" style="fill:#cf222e">non-finite at step {bad_step}</text>')
+    return ''.join(parts) + '</svg>'
+
+def _figure(curve:dict)->str:
+    said = _CURVE_SAID.get((curve['source'], curve['name'])) or _CURVE_SAID.get((None, curve['name'])) or curve['name']
+    return (f'<figure>{_svg_curve(curve["points"], curve.get("bad_step"))}<figcaption>{html.escape(said)} '
+            f'({len(curve["points"])} points)</figcaption></figure>')
+
+def _finding_html(f:dict, curves:list, symptoms:str='')->str:
+    "One finding as a card: where, level, kind, Learner; its evidence, fix and claim; the curves it was judged on, plotted"
+    from fastai_paranoid.collect import finding_from_dict, _shown
+    d = finding_from_dict(f)
+    head = ' · '.join(html.escape(x) for x in (d.level, d.kind, d.learner) if x)
+    body = [f'<div class="head"><span class="where">{html.escape(_shown(d.where))}</span> {head}</div>',
+            f'<p>{html.escape((d.path + " " if d.path else "") + d.evidence)}</p>']
+    if d.fix: body.append(f'<p class="fix">fix: {html.escape(d.fix)}</p>')
+    if d.claim: body.append(f'<p class="claim">claim: {html.escape(d.claim)}</p>')
+    body += [_figure(c) for c in curves]
+    if symptoms: body.append(f'<div class="symptoms"><p>symptoms it explains:</p>{symptoms}</div>')
+    return f'<article class="finding {html.escape(d.level)}" data-kind="{html.escape(d.kind)}">{"".join(body)}</article>'
+
+def _curves_for(findings:list, curves:list)->list:
+    "Each finding's curves: those recorded for its kind on its Learner (a finding that names no Learner takes the next unused curve of its kind)"
+    used, out = set(), []
+    for f in findings:
+        mine = [i for i, c in enumerate(curves) if c['source'] == f.get('kind') and i not in used
+                and (c['learner'] == f.get('learner') or not f.get('learner'))]
+        if not f.get('learner'): mine = mine[:1]
+        used.update(mine)
+        out.append([curves[i] for i in mine])
+    return out
+
+def _checks_html(checks:list)->str:
+    "Each Learner's account of its sanity checks: the counts, then one row per check with its verdict and why"
+    from fastai_paranoid.collect import check_summary
+    if not checks: return ''
+    rows = ''.join(f'<tr><td>{html.escape(c["learner"])}</td><td>{html.escape(c["check"])}</td><td class="v-{c["verdict"].replace(" ", "-")}">'
+                   f'{html.escape(c["verdict"])}</td><td>{html.escape(c.get("reason") or c.get("same_as") or "")}</td></tr>' for c in checks)
+    return (f'<details class="checks"><summary>sanity checks: {html.escape(check_summary(checks))}</summary><table><thead><tr><th>Learner</th>'
+            f'<th>check</th><th>verdict</th><th>why</th></tr></thead><tbody>{rows}</tbody></table></details>')
+
+def html_report(results:list, # `FileResult`s
+                seconds:float=0.0, # the whole run's time
+                exit_code:int|None=None, # the status to name (default: `exit_status(results)`)
+                fail_on:str='warning', # the lowest level that counts
+                smoke:bool=False, # a smoke run (said at the top)
+                interrupted:bool=False, # the run was interrupted (said at the top)
+               )->str:
+    "The results as one self-contained HTML page: each file's status, each finding with its evidence (the curves it was judged on plotted as inline SVG), each Learner's account of its sanity checks. No script and nothing fetched: it opens offline, as a CI artifact"
+    from fastai_paranoid.collect import fail_levels
+    status = exit_status(results) if exit_code is None else exit_code
+    counts = ', '.join(f"{n} {_STATUS_SAID.get(s, s)}" for s in STATUSES if (n := sum(r.status == s for r in results)))
+    top = (f"{plural(len(results), 'file')} checked in {seconds:.1f} s: {counts or 'none'} (exit status {status})"
+           + ('; interrupted: the files not listed were not checked' if interrupted else '')
+           + ('; a smoke run: every fit cut to a few batches' if smoke else ''))
+    rows = ''.join(f'<tr><td><a href="#file-{i}">{html.escape(r.path)}</a></td><td><span class="badge s-{r.status.replace(" ", "-")}">'
+                   f'{html.escape(r.status)}</span></td><td>{r.seconds:.1f} s</td><td>{r.problems}</td><td>{html.escape(_check_counts(r.checks))}</td></tr>'
+                   for i, r in enumerate(results))
+    out = [f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">'
+           f'<title>fastai-paranoid check: exit status {status}</title><style>{_CSS}</style></head><body>',
+           f'<h1>fastai-paranoid check</h1><p class="summary">{html.escape(top)}</p>',
+           f'<table class="files"><thead><tr><th>file</th><th>status</th><th>time</th><th>findings</th><th>sanity checks</th></tr></thead><tbody>{rows}</tbody></table>']
+    for i, r in enumerate(results):
+        out.append(f'<section class="file" id="file-{i}"><h2>{html.escape(r.path)} <span class="badge s-{r.status.replace(" ", "-")}">{html.escape(r.status)}</span></h2>')
+        curves = _curves_for(r.findings, r.curves)
+        by_id = {f.get('id'): (f, c) for f, c in zip(r.findings, curves) if f.get('id')}
+        symptoms = {} # a cause's id -> its symptoms' cards
+        for f, c in zip(r.findings, curves):
+            if f.get('explained_by') in by_id: symptoms.setdefault(f['explained_by'], []).append(_finding_html(f, c))
+        for f, c in zip(r.findings, curves):
+            if f.get('explained_by') in by_id: continue
+            out.append(_finding_html(f, c, ''.join(symptoms.get(f.get('id'), []))))
+        if not r.findings and r.status == 'clean': out.append('<p>No findings.</p>')
+        if r.error: out.append(f'<pre class="error">{html.escape(r.error.rstrip())}</pre>')
+        if r.not_run: out.append('<details><summary>cells not run</summary><ul>' + ''.join(f'<li>{html.escape(n)}</li>' for n in r.not_run) + '</ul></details>')
+        out.append(_checks_html(r.checks) + '</section>')
+    return '\n'.join(out + ['</body></html>\n'])
+
+def write_html(html_path, # where to write the page (None: nothing is written)
+               results:list, # `FileResult`s
+               **kwargs, # passed to `html_report`
+              )->int|None:
+    "Write `html_report(results)` to `html_path`; 2 (said in one line) when it cannot be written after all"
+    if html_path is None: return
+    try: Path(html_path).write_text(html_report(results, **kwargs), encoding='utf-8')
+    except OSError as e: # checked before the run; it changed since
+        _say(f"--html {html_path} could not be written ({e.strerror or e}); the report above is the run's whole result")
+        return 2
 
 # %% ../nbs/41_runner.ipynb #5b0c3a11
 SMOKE_CANNOT_SEE = ( # what a smoke run cannot see: the guards (and things) whose verdicts need the fit after the cut

@@ -100,7 +100,8 @@ def test_the_command_runs_the_sanity_checks_and_its_options_turn_them_off(capsys
     assert f"{os.path.relpath(script)}:{f['found_at']['line']}  error  check_loss_activation" in out, out
     assert main(['check', '--no-sanity', '--n-workers', '1', script]) == 0 # the check's options come before the script
     out = capsys.readouterr().out
-    assert 'sanity check' not in out and 'no findings' in out, out
+    said = ' '.join(out.split())
+    assert said.startswith('fastai-paranoid: 1 file checked in') and said.endswith('softmax_before_ce.py clean (exit status 0)'), out # a clean file: one line
     assert main(['check', '--sanity-budget', '0', script]) == 2
     assert "'0' is not a positive number of seconds" in capsys.readouterr().err
 
@@ -144,8 +145,13 @@ def test_every_check_is_accounted_for_and_a_crash_is_not_clean(crash, capsys, tm
     assert 'fit' in script.read_text().splitlines()[first[0]['found_at']['line'] - 1], "the line of the fit that ran the checks"
     crashed = [c for c in first if c['verdict'] == 'error']
     n_passed = sum(c['verdict'] == 'passed' for c in first)
-    assert f"fastai-paranoid: sanity checks: 1 Learner, {len(first)} checks: {n_passed} passed" in ' '.join(out.split()), out
-    assert 'not checked again: Learner #2 (Sequential)' in out, out
+    if crash: assert f"fastai-paranoid: sanity checks: 1 Learner, {len(first)} checks: {n_passed} passed" in ' '.join(out.split()), out
+    else: assert ' '.join(out.split()).startswith('fastai-paranoid: 1 file checked in') and f"sanity checks: {n_passed} passed" in ' '.join(out.split()), out # one line
+    from fastai_paranoid.runner import FileResult, print_results # --verbose: the report lists every Learner not checked again (and each check skipped)
+    print_results([FileResult(**d) for d in json.loads(out_json.read_text())['files']], verbose=True)
+    verbose = capsys.readouterr().out
+    assert f"fastai-paranoid: sanity checks: 1 Learner, {len(first)} checks: {n_passed} passed" in ' '.join(verbose.split()), verbose
+    assert 'not checked again: Learner #2 (Sequential)' in verbose, verbose
     if crash:
         assert [c['check'] for c in crashed] == ['check_that_crashes'], crashed
         assert 'raise AttributeError' in crashed[0]['traceback'] and "no attribute 'new'" in crashed[0]['reason'], crashed

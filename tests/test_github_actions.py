@@ -25,10 +25,10 @@ def test_the_workflow_installs_on_a_cpu_runner_checks_a_folder_and_uploads_the_j
     install = next(s['run'] for s in steps if s.get('name') == 'Install')
     assert '--index-url https://download.pytorch.org/whl/cpu' in install and 'pip install fastai_paranoid' in install
     check = _check_step()
-    assert check['run'].split() == ['fastai-paranoid', 'check', 'nbs', '--format', 'github', '--json', 'paranoid.json']
+    assert check['run'].split() == ['fastai-paranoid', 'check', 'nbs', '--format', 'github', '--json', 'paranoid.json', '--html', 'paranoid.html']
     assert steps.index(check) > steps.index(next(s for s in steps if s.get('name') == 'Install'))
     upload = steps[-1]
-    assert upload['uses'].startswith('actions/upload-artifact@') and upload['with']['path'] == 'paranoid.json'
+    assert upload['uses'].startswith('actions/upload-artifact@') and upload['with']['path'].split() == ['paranoid.json', 'paranoid.html']
     assert upload['if'] == 'always()', "the JSON is uploaded when the check fails too"
 
 def test_the_readme_shows_the_workflow_file():
@@ -53,6 +53,8 @@ def test_the_check_step_annotates_the_planted_bug_and_writes_the_json(tmp_path):
     assert any('check_loss_activation' in l and 'model.1 (Softmax)' in l for l in errors), errors
     saved = json.loads((tmp_path/'paranoid.json').read_text())
     assert saved['exit_status'] == 1 and saved['interrupted'] is False
+    page = (tmp_path/'paranoid.html').read_text() # the page uploaded beside the JSON
+    assert 'data-kind="check_loss_activation"' in page and 'nbs/healthy.ipynb' in page
     status = {Path(f['path']).name: f['status'] for f in saved['files']}
     assert status == {'buggy.ipynb': 'findings', 'healthy.ipynb': 'clean'}, status
     found = next(f for f in saved['files'] if f['path'].endswith('buggy.ipynb'))['findings']

@@ -156,7 +156,7 @@ def test_guards_pass_through_to_paranoid(tmp_path):
 def test_an_interrupted_folder_reports_and_saves_the_files_already_checked(tmp_path, sig, code, deaf):
     (tmp_path/'a_first.py').write_text('x = 1\n')
     ignore = "import signal\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\nopen('b_deaf', 'w').close()\n" if deaf else ''
-    (tmp_path/'b_sleeps.py').write_text(ignore + 'import time\ntime.sleep(120)\n')
+    (tmp_path/'b_sleeps.py').write_text(ignore + "open('b_started', 'w').close()\nimport time\ntime.sleep(120)\n")
     (tmp_path/'c_last.py').write_text('x = 3\n')
     env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS='1', COLUMNS='100')
     proc = subprocess.Popen([sys.executable, '-c', CLI_CODE, 'check', '.', '--n-workers', '1', '--no-sanity', '--json', 'out.json'],
@@ -168,6 +168,7 @@ def test_an_interrupted_folder_reports_and_saves_the_files_already_checked(tmp_p
             if line.startswith('fastai-paranoid: [1/3]'): break
         assert seen and seen[-1].startswith('fastai-paranoid: [1/3] a_first.py: clean'), seen
         while deaf and not (tmp_path/'b_deaf').exists() and proc.poll() is None: time.sleep(0.05) # b ignores SIGTERM from here on
+        while not (tmp_path/'b_started').exists() and proc.poll() is None: time.sleep(0.05) # b runs, c waits for a worker
         proc.send_signal(sig)
         out, err = proc.communicate(timeout=120)
     finally:
@@ -177,7 +178,11 @@ def test_an_interrupted_folder_reports_and_saves_the_files_already_checked(tmp_p
     assert saved['interrupted'] is True and saved['exit_status'] == code
     assert [f['path'] for f in saved['files']] == ['a_first.py'] and saved['files'][0]['status'] == 'clean'
     assert saved['not_finished'] == ['b_sleeps.py', 'c_last.py']
-    assert 'a_first.py  clean' in out and 'b_sleeps.py' not in out.split('fastai-paranoid: 1 file checked')[0]
+    assert saved['stopped'] == ['b_sleeps.py'] and saved['not_started'] == ['c_last.py'], saved
+    assert 'a_first.py clean' in ' '.join(out.split()) and 'b_sleeps.py' not in out.split('fastai-paranoid: 1 file checked')[0]
+    said = [l for l in err.splitlines() if 'interrupted' in l]
+    assert len(said) == 1 and 'the 1 file running was stopped, not checked: b_sleeps.py; 1 file never started' in said[0], err
+    assert 'c_last.py' not in said[0], "a file that never started is counted, not called running"
     assert f"(exit status {code})" in out and 'interrupted' in err and 'Traceback' not in err
 
 def test_a_cell_timeout_is_one_line_and_a_slow_cell_outside_a_project_is_named(tmp_path):

@@ -1,7 +1,9 @@
 """Write README.md from nbs/index.ipynb (Quarto, which `nbdev-readme` needs, cannot be installed here).
 
 Markdown cells are copied, code cells become ```python blocks, and their text outputs (streams and plain
-results, as saved by `nbdev-test --save`) follow as plain ``` blocks. Run from the repository root:
+results, as saved by `nbdev-test --save`) follow as plain ``` blocks. A `%%writefile NAME` cell becomes a ```python NAME block
+(a file the reader writes), a cell of `!command` lines a ```bash block (commands the reader runs; tests/test_readme.py runs them
+and compares their output), and nbdev directives (`#|eval: false`) are left out. Run from the repository root:
 `python tools/readme.py` (writes README.md) or `python tools/readme.py --check` (exits 1 if README.md is stale).
 """
 import json, sys
@@ -17,7 +19,11 @@ def render(nb_path='nbs/index.ipynb'):
         if cell['cell_type'] == 'markdown':
             parts.append(src)
         elif cell['cell_type'] == 'code' and src and not src.startswith('#|hide'):
-            parts.append(f"```python\n{src}\n```")
+            src = '\n'.join(l for l in src.splitlines() if not l.startswith('#|')).strip() # nbdev's directives (`#|eval: false`) are not shown
+            first, _, body = src.partition('\n')
+            if first.startswith('%%writefile '): parts.append(f"```python {first.split()[1]}\n{body}\n```") # a file the reader writes
+            elif src.startswith('!'): parts.append("```bash\n" + '\n'.join(l[1:] for l in src.splitlines()) + "\n```") # a shell command
+            else: parts.append(f"```python\n{src}\n```")
             outs = []
             for o in cell.get('outputs', []):
                 if o.get('output_type') == 'stream' and o.get('name') == 'stdout': outs.append(_text(o['text']))
