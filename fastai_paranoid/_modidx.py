@@ -1746,6 +1746,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                                                                           'fastai_paranoid/outcome.py'),
                                          'fastai_paranoid.outcome.OutcomeGuard.start': ( 'outcome.html#outcomeguard.start',
                                                                                          'fastai_paranoid/outcome.py'),
+                                         'fastai_paranoid.outcome.OutcomeGuard.still_learning': ( 'outcome.html#outcomeguard.still_learning',
+                                                                                                  'fastai_paranoid/outcome.py'),
                                          'fastai_paranoid.outcome.OutcomeGuard.verdict': ( 'outcome.html#outcomeguard.verdict',
                                                                                            'fastai_paranoid/outcome.py'),
                                          'fastai_paranoid.outcome.OutcomeWarning': ( 'outcome.html#outcomewarning',
