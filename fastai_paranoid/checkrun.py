@@ -21,7 +21,6 @@ from .deploy import Guard
 from .compat import fastai_class, is_lr_find, in_learner_fit
 from . import paranoid as _paranoid
 from .collect import CheckRecord, record_check, report_progress
-from .outcome import OutcomeGuard # each real fit against a constant prediction
 
 # %% auto #0
 __all__ = ['DEFAULT_SANITY_BUDGET', 'SanityFinding', 'SanityCheckNotRun', 'model_signature', 'data_signature', 'learner_key',
@@ -311,12 +310,12 @@ def _note_seeded_shared(learn, other_label):
 def check_guards(sanity:bool=True, # run the sanity checks before each Learner's first fit
                  sanity_budget:float|None=None, # seconds of sanity checks per Learner (None: the default)
                 )->list:
-    "The guard classes `fastai-paranoid check` adds to `PARANOID_GUARDS`: `NaNStop`, `SeededSharedLoaders`, `OutcomeGuard` (each fit against a constant prediction) and, unless `sanity=False`, `FirstFitSanityCheck` (fresh classes: nothing is remembered from an earlier call)"
+    "The guard classes `fastai-paranoid check` adds to `PARANOID_GUARDS`: `NaNStop`, `SeededSharedLoaders` and, unless `sanity=False`, `FirstFitSanityCheck` (fresh classes: nothing is remembered from an earlier call)"
     if not isinstance(sanity, bool): raise TypeError(f"check_guards: sanity must be True or False, got {sanity!r}.")
     if sanity_budget is not None and (isinstance(sanity_budget, bool) or not isinstance(sanity_budget, (int, float))
                                       or not math.isfinite(sanity_budget) or sanity_budget <= 0):
         raise ValueError(f"check_guards: sanity_budget={sanity_budget!r}; give a positive number of seconds (or None for the default).")
-    guards = [NaNStop, type('SeededSharedLoaders', (SeededSharedLoaders,), {'starts': {}, '__module__': __name__}), OutcomeGuard]
+    guards = [NaNStop, type('SeededSharedLoaders', (SeededSharedLoaders,), {'starts': {}, '__module__': __name__})]
     if sanity:
         budget = None if sanity_budget is None else float(sanity_budget)
         guards.append(type('FirstFitSanityCheck', (FirstFitSanityCheck,), {'budget': budget, 'checked': {}, '__module__': __name__}))
