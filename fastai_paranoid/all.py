@@ -16,6 +16,7 @@ from .sanity import *
 from .datachecks import *
 from .modelchecks import *
 from .targets import *
+from .experiments import *
 from .outcome import *
 from .guards import *
 from .loopguards import *

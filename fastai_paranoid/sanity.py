@@ -15,6 +15,7 @@ from .checkutils import SHARED, sharing, seeded, NoTrainingBatch, CheckIncomplet
 from .collect import terminal_width, report_progress, root_causes, fault_level
 # the checks of the modules below register themselves (`register_check`): learn.sanity_check() runs them
 from . import checks, datachecks, modelchecks, validchecks, targets
+from .experiments import search_cause
 
 # %% auto #0
 __all__ = ['RUN_DEFAULTS', 'SanityCheckWarning', 'SanityCheckError', 'SanityReport', 'default_budget', 'diagnose_results']
@@ -156,6 +157,17 @@ def diagnose_results(results:list, # the `CheckResult`s of one Learner's checks
         if symptoms: cause.level = fault_level(cause.level, symptoms)
     return results
 
+def _search_causes(learn, results:list, seconds:list, settings:dict):
+    "For a stall of the one-batch test that no other finding explains, name its cause by controlled experiments on copies (`experiments.search_cause`); a crash of the experiments leaves the result as it was"
+    for i, r in enumerate(results):
+        if r.name != 'check_overfit_one_batch' or r.verdict != 'failed' or r.explained_by: continue
+        start = time.perf_counter()
+        kwargs = {k: v for k, v in settings.get(r.name, {}).items() if k in ('work', 'max_items', 'max_steps', 'budget')}
+        try: results[i] = search_cause(learn, r, **kwargs)
+        except Exception: pass
+        finally: SHARED.close_readers()
+        seconds[i] += time.perf_counter() - start
+
 def _explains(report, r)->str:
     "' Explains: check_lr (failed), ...' for a cause, '' otherwise"
     symptoms = report.symptoms_of(r.name)
@@ -232,6 +244,7 @@ def sanity_check(self:Learner,
                                           f"(report.tracebacks[{name!r}]), or leave the check out with checks=[...].")
             results.append(res)
             seconds.append(time.perf_counter() - start)
+        _search_causes(self, diagnose_results(results), seconds, settings)
     report_progress(check=None)
     report = SanityReport(diagnose_results(results), seconds, tracebacks, budget)
     raising = on_finding == 'raise' and any(r.level == 'error' for r in report.standing)
