@@ -21,7 +21,7 @@ A state fastai itself cannot reach is shown as 'n/a' (fastai's `export` cannot p
 
 Run by hand from the repository root: `python benchmarks/bench_matrix.py [--only APP ...] [--states STATE ...]`.
 Exits 1 when a check crashed. `tests/test_matrix.py` runs a cheap slice of it."""
-import argparse, contextlib, sys, tempfile, time, traceback, warnings
+import argparse, contextlib, io, random, sys, tempfile, time, traceback, warnings
 from pathlib import Path
 import numpy as np, pandas as pd, torch
 from torch import nn
@@ -153,6 +153,7 @@ def torch_dls(dup=False, bs=32):
 # ---------------------------------------------------------------- applications: name -> (build(dup) -> Learner, transfer?)
 def _seeded(fn):
     def build(dup=False):
+        random.seed(0) # the DataLoaders' own generators are seeded from it
         torch.manual_seed(0)
         np.random.seed(0)
         return fn(dup)
@@ -185,7 +186,7 @@ def _quiet(learn):
         yield
 
 def _train(learn, transfer):
-    with _quiet(learn):
+    with _quiet(learn), contextlib.redirect_stdout(io.StringIO()): # SaveModelCallback prints 'Better model found'
         if transfer: learn.fine_tune(1)
         else: learn.fit_one_cycle(1)
     return learn

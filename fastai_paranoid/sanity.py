@@ -11,7 +11,7 @@ from fastcore.basics import patch
 from fastprogress.fastprogress import progress_bar
 from .core import ParanoidWarning, ParanoidError, ON_FINDING, DEPRECATED, emit, on_finding_arg, preserve_rng
 from .core import ResultTable, CheckResult, VERDICTS, registered_checks
-from .checkutils import SHARED, sharing, seeded, NoTrainingBatch, CheckIncomplete
+from .checkutils import SHARED, sharing, NoTrainingBatch, CheckIncomplete
 from .collect import terminal_width, report_progress, root_causes, fault_level
 # the checks of the modules below register themselves (`register_check`): learn.sanity_check() runs them
 from . import checks, datachecks, modelchecks, validchecks, targets
@@ -222,8 +222,7 @@ def sanity_check(self:Learner,
             if _accepts(fn, 'earlier'): kwargs.setdefault('earlier', list(results)) # what the checks before it found (check_overfit_one_batch names the causes)
             start = time.perf_counter()
             try:
-                try:
-                    with seeded(): res = fn(self, **kwargs) # every check from the same RNG states: the same numbers on every run
+                try: res = fn(self, **kwargs)
                 finally: SHARED.close_readers() # a read the check left open ends with it
                 if not isinstance(res, CheckResult):
                     raise TypeError(f"{name} returned {type(res).__name__}, not a CheckResult")

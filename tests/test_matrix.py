@@ -111,7 +111,7 @@ def test_metric_baseline_reads_the_set():
     assert results[0].measured['accuracy constant'] == pytest.approx(true_share, abs=1e-6)
 
 def test_every_number_the_same_on_every_run():
-    "The same Learner, two runs of every check from different global RNG states: the same verdicts and the same numbers (its training batches come from a weighted loader's draws, its copies train)"
+    "The same Learner, two runs of every check from different global RNG states: the same verdicts and the same numbers. Its training batches are a TabWeightedDL's draws from NumPy's global RNG: the checks read them from seeded global states (`seeded_states`). (A model with dropout still draws its masks from the global RNG while check_lr trains a copy: the same numbers for the same RNG states, as the fit it previews)"
     learn = tabular()
     reports = []
     for s in (1, 2):
