@@ -208,7 +208,7 @@ def unseeded_split(p):
           names=('check_metric_baseline',))
 def split_by_class(p):
     "The split puts whole classes in validation (a split by a column that is the label)"
-    if p.kind != 'single': return None
+    if p.kind != 'single' or p.app == 'text': return None # (TextBlock's items are not rows a splitter can read a label from)
     new = sub(p.text, "splitter=RandomSplitter(valid_pct=0.2, seed=42)", "splitter=FuncSplitter(lambda r: r[Y] == sorted(df[Y].unique())[0])")
     if new: return new
     new = sub(p.text, "splits = RandomSplitter(valid_pct=0.2, seed=42)(range_of(df))",
@@ -349,7 +349,7 @@ def narrower_layers(p):
 @operator('loss', 'fault', "DC change_loss_function (LCH); TX Training > Loss function > wrong selection of loss function (softmax CE for multi-label)",
           names=('check_loss_activation',))
 def cross_entropy_for_multilabel(p):
-    return sub(p.text, "loss_func=BCEWithLogitsLossFlat()", "loss_func=CrossEntropyLossFlat()")
+    return sub(p.text, "loss_func=BCEWithLogitsLossFlat()", "loss_func=nn.CrossEntropyLoss()")
 
 @operator('loss', 'fault', "DC change_loss_function (LCH); TX Training > Loss function > wrong selection of loss function (NLL on raw logits)",
           names=('check_loss_activation', 'check_loss_at_init'))
@@ -362,15 +362,6 @@ def nll_on_logits(p):
           names=('loss_shape_broadcast', 'LossShapeGuard'))
 def mse_broadcast(p):
     return sub(p.text, "nn.Linear(32, N_OUT), nn.Flatten(0))", "nn.Linear(32, N_OUT))")
-
-@operator('loss', 'fault', "DC change_loss_function (LCH); TX Training > Loss function > wrong selection of loss function (L1 on a class index)")
-def regression_loss_for_classes(p):
-    "A classification trained with MSE on one output against the class index"
-    if p.kind != 'torch_class': return None
-    new = sub(p.text, "N_OUT = 2\n", "N_OUT = 1\n")
-    new = sub(new, "nn.Linear(32, N_OUT))", "nn.Linear(32, N_OUT), nn.Flatten(0))")
-    return sub(new, "loss_func=nn.CrossEntropyLoss()", "loss_func=lambda out, targ: F.mse_loss(out, targ.float())") or sub(
-        new, "loss_func=CrossEntropyLossFlat()", "loss_func=lambda out, targ: F.mse_loss(out, targ.float())")
 
 @operator('loss', 'tuning', "a choice of loss (label smoothing), weighed by `ablate`")
 def label_smoothing(p):
@@ -517,11 +508,6 @@ def report_on_training_set(p):
     "The number the script reports is `validate` on the training loader"
     if p.app == 'torch': return None
     return insert(p.text, 'after', "print('accuracy reported:', learn.validate(dl=learn.dls.train))")
-
-@operator('validation/metrics', 'fault', "TX Training > Validation/Testing > wrong performance metric (the metric's classes read from the wrong axis)",
-          contract=True)
-def metric_wrong_axis(p):
-    return sub(p.text, "metrics=partial(accuracy, axis=1)", "metrics=partial(accuracy, axis=-1)")
 
 @operator('validation/metrics', 'fault', "TX Training > Validation/Testing (the tracker monitors the training loss and keeps the model it likes best); user_bug_04",
           names=('check_tracker_monitor',))
