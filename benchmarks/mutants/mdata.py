@@ -185,12 +185,11 @@ _ONES = 'zero one two three four five six seven eight nine'.split()
 
 @lru_cache(None)
 def lm_frames(n=300, n_test=100):
-    "HUMAN_NUMBERS in miniature: counting sequences written in words, one text per row (`text`)"
+    """HUMAN_NUMBERS in miniature: each text counts four numbers on from a random start below 100,000, each number written
+    digit by digit in words and ended by a full stop (`text`); no two texts alike"""
     rng = np.random.default_rng(0)
-    rows = []
-    for _ in range(n + n_test):
-        start = int(rng.integers(0, 7))
-        rows.append(' '.join(_ONES[(start + i) % 10] for i in range(12)))
+    starts = rng.choice(100_000, n + n_test, replace=False)
+    rows = [' '.join(' '.join(_ONES[int(d)] for d in str(s + i)) + ' .' for i in range(4)) for s in starts]
     return _split(pd.DataFrame({'text': rows}), n_test)
 
 # ---------------------------------------------------------------------------------------------------------- plain tensors

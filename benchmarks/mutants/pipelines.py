@@ -71,7 +71,7 @@ df, test = digits_frames()
 Y = 'label'
 # @data
 dblock = DataBlock(blocks=(ImageBlock(cls=PILImageBW), CategoryBlock), get_x=get_bw, get_y=ColReader(Y),
-                   splitter=RandomSplitter(valid_pct=0.2, seed=42))
+                   splitter=RandomSplitter(valid_pct=0.2, seed=42), batch_tfms=[Normalize()])
 dls = dblock.dataloaders(df, bs=BS)
 N_OUT = len(dls.vocab)
 model = {cnn(1, bn=True)}
@@ -215,7 +215,7 @@ df, test = seg_frames()
 Y = 'mask'
 # @data
 dblock = DataBlock(blocks=(ImageBlock(cls=PILImageBW), MaskBlock(codes=SEG_CODES)), get_x=get_bw, get_y=get_mask,
-                   splitter=RandomSplitter(valid_pct=0.2, seed=42))
+                   splitter=RandomSplitter(valid_pct=0.2, seed=42), batch_tfms=[Normalize()])
 dls = dblock.dataloaders(df, bs=BS)
 N_OUT = len(SEG_CODES)
 model = nn.Sequential(
