@@ -174,7 +174,7 @@ def report(data:dict) -> str:
             c['tuning'] += v == 'trains'
             if v == 'harmful':
                 c['harmful'] += 1
-                if standing(m) and m['check'].get('status') in ('findings', 'clean', 'checks crashed', 'cut short'): c['caught'] += 1
+                c['caught'] += bool(standing(m)) # shown to the user whatever the file's status (a script that then raised: 'failed')
                 c['named'] += bool(standing(m)) and names_fault(m)
             if v in ('harmless', 'trains'):
                 c['harmless'] += v == 'harmless'

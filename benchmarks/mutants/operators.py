@@ -430,7 +430,8 @@ def head_replaced_after_optimizer(p):
     return insert(p.text, 'learner', """learn.create_opt()
 head_name, head = [(n, m) for n, m in learn.model.named_modules() if isinstance(m, nn.Linear)][-1]
 parent = learn.model.get_submodule(head_name.rsplit('.', 1)[0]) if '.' in head_name else learn.model
-setattr(parent, head_name.rsplit('.', 1)[-1], nn.Linear(head.in_features, head.out_features, bias=head.bias is not None))""") if 'nn.Linear' in p.text or p.app in ('tabular', 'collab', 'text', 'vision') else None
+setattr(parent, head_name.rsplit('.', 1)[-1], nn.Linear(head.in_features, head.out_features, bias=head.bias is not None))""") if (
+        'nn.Linear' in p.text or 'use_nn=True' in p.text or p.app in ('tabular', 'text', 'vision')) else None # (collab's dot product has no linear layer)
 
 # ------------------------------------------------------------------------------------------------------------ regularisation
 @operator('regularisation', 'fault', "DC change_dropout_rate (RDL); TX Model > Layers > Layer properties > wrong dropout rate (0.9)")
