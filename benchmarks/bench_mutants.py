@@ -222,10 +222,18 @@ def main(argv=None):
     ap.add_argument('--no-check', action='store_true', help='measure harm only')
     ap.add_argument('--timeout', type=float, default=240, help='seconds one run may take')
     ap.add_argument('--out', default=str(ROOT / 'benchmarks' / 'results' / 'mutants'), help='PREFIX of PREFIX.json and PREFIX.txt')
-    ap.add_argument('--from-json', help='print the tables of an earlier run')
+    ap.add_argument('--from-json', nargs='+', help='print the tables of earlier runs (several: their mutants pooled, each id once)')
+    ap.add_argument('--reuse-originals', help="take the originals' seeds and check from an earlier run's JSON (same seeds)")
     args = ap.parse_args(argv)
     if args.from_json:
-        print(report(json.loads(Path(args.from_json).read_text())))
+        runs = [json.loads(Path(f).read_text()) for f in args.from_json]
+        data, seen = runs[0], {m['id'] for m in runs[0]['mutants']}
+        for other in runs[1:]:
+            data['originals'] = {**other['originals'], **data['originals']}
+            data['mutants'] += [m for m in other['mutants'] if m['id'] not in seen]
+            seen |= {m['id'] for m in other['mutants']}
+            data['seed'] = f"{data['seed']}+{other['seed']}"
+        print(report(data))
         return
     import runner
     runner.prepare()
@@ -246,16 +254,22 @@ def main(argv=None):
         out_json.write_text(json.dumps(data, indent=1, default=str))
     start = time.time()
     # the originals: their seeds, and check on each
-    items = [{'id': f'{p}__original', 'text': PIPELINES[p].text} for p in pipes]
-    proc = None if args.no_check else start_check(items, workdir, 'originals')
-    for p, it in zip(pipes, items):
+    if args.reuse_originals:
+        earlier = json.loads(Path(args.reuse_originals).read_text())
+        assert earlier['orig_seeds'] == args.orig_seeds and earlier['seeds'] == args.seeds, 'the earlier run used other seeds'
+        data['originals'] = {p: o for p, o in earlier['originals'].items() if p in pipes}
+        data['originals_from'] = args.reuse_originals
+    todo = [p for p in pipes if p not in data['originals']]
+    items = [{'id': f'{p}__original', 'text': PIPELINES[p].text} for p in todo]
+    proc = None if args.no_check or not items else start_check(items, workdir, 'originals')
+    for p, it in zip(todo, items):
         runs = [runner.run(PIPELINES[p].text, s, args.timeout) for s in range(args.orig_seeds)]
         scores = [r['score'] for r in runs if 'score' in r]
         data['originals'][p] = {'runs': runs, 'scores': scores, 'false_alarm': false_alarm_rate(scores, args.seeds)}
         print(f"[{time.time() - start:5.0f}s] original {p}: {' '.join(f'{s:.3f}' for s in scores)}", flush=True)
     if proc:
         finish_check(*proc, items, timeout=1800)
-        for p, it in zip(pipes, items): data['originals'][p]['check'] = it['check']
+        for p, it in zip(todo, items): data['originals'][p]['check'] = it['check']
     save()
     # the mutants, in batches: check runs beside the harm runs of its batch
     for b in range(0, len(chosen), args.batch):
