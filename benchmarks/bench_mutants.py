@@ -93,7 +93,7 @@ def verdict(m:dict, orig_scores:list) -> str:
     return 'harmful' if harm_rule(orig_scores, scores) else 'harmless'
 
 # ------------------------------------------------------------------------------------------------------------ check
-def start_check(items:list, workdir:Path, tag:str):
+def start_check(items:list, workdir:Path, tag:str, workers:int=1):
     "Start `fastai-paranoid check --json` on the scripts of `items` (written to `workdir`): (process, json path)"
     files = []
     for it in items:
@@ -103,7 +103,7 @@ def start_check(items:list, workdir:Path, tag:str):
     out = workdir / f'check_{tag}.json'
     env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS='1', MKL_NUM_THREADS='1')
     code = 'import sys; from fastai_paranoid.cli import main; sys.exit(main())'
-    proc = subprocess.Popen([sys.executable, '-c', code, 'check', '--json', str(out), '--n-workers', '1', *files], cwd=workdir, env=env,
+    proc = subprocess.Popen([sys.executable, '-c', code, 'check', '--json', str(out), '--n-workers', str(workers), *files], cwd=workdir, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     return proc, out
 
@@ -223,6 +223,7 @@ def main(argv=None):
     ap.add_argument('--timeout', type=float, default=240, help='seconds one run may take')
     ap.add_argument('--out', default=str(ROOT / 'benchmarks' / 'results' / 'mutants'), help='PREFIX of PREFIX.json and PREFIX.txt')
     ap.add_argument('--from-json', nargs='+', help='print the tables of earlier runs (several: their mutants pooled, each id once)')
+    ap.add_argument('--recheck', nargs='+', help="re-run only `check`, with this tree's code, on earlier runs' mutants and originals (pooled, each id once); their seeds and harm verdicts are kept")
     ap.add_argument('--reuse-originals', help="take the originals' seeds and check from an earlier run's JSON (same seeds)")
     args = ap.parse_args(argv)
     if args.from_json:
@@ -234,6 +235,27 @@ def main(argv=None):
             seen |= {m['id'] for m in other['mutants']}
             data['seed'] = f"{data['seed']}+{other['seed']}"
         print(report(data))
+        return
+    if args.recheck:
+        runs = [json.loads(Path(f).read_text()) for f in args.recheck]
+        data, seen = runs[0], {m['id'] for m in runs[0]['mutants']}
+        for other in runs[1:]:
+            data['originals'] = {**other['originals'], **data['originals']}
+            data['mutants'] += [m for m in other['mutants'] if m['id'] not in seen]
+            seen |= {m['id'] for m in other['mutants']}
+            data['seed'] = f"{data['seed']}+{other['seed']}"
+        data['rechecked_from'] = args.recheck
+        workdir = Path(tempfile.mkdtemp(prefix='bench_mutants_'))
+        shutil.copy(MUTANTS / 'mdata.py', workdir / 'mdata.py')
+        originals = [{'id': f'{p}__original', 'text': PIPELINES[p].text, 'pipeline': p} for p in data['originals']]
+        start = time.time()
+        items = originals + data['mutants']
+        finish_check(*start_check(items, workdir, 'recheck', workers=2), items, timeout=7200)
+        for it in originals: data['originals'][it['pipeline']]['check'] = it['check']
+        text = report(data)
+        print(text)
+        Path(args.out + '.json').write_text(json.dumps(data, indent=1, default=str))
+        Path(args.out + '.txt').write_text(text + f"\n\n{len(items)} scripts rechecked in {time.time() - start:.0f} s (harm verdicts from {', '.join(args.recheck)})\n")
         return
     import runner
     runner.prepare()

@@ -52,7 +52,7 @@ class _BroadcastWatch(TorchFunctionMode):
         super().__init__()
         self.shapes, self.seen = (torch.Size(pred_shape), torch.Size(target_shape)), None
         self.grown = broadcast_growth(pred_shape, target_shape)
-    def _broadcast(self, func, args, kwargs, out)->bool:
+    def _result_grows(self, func, args, kwargs, out)->bool:
         if _holds_shape(out, self.grown): return True
         try: unreduced = func(*args, **{**kwargs, 'reduction': 'none'}) # a loss function: per element, before the mean
         except Exception: return False # no `reduction` argument: its result was the one to look at
@@ -62,7 +62,7 @@ class _BroadcastWatch(TorchFunctionMode):
         out = func(*args, **kwargs)
         if self.seen is None and self.grown is not None:
             shapes = [a.shape for a in (*args, *kwargs.values()) if isinstance(a, torch.Tensor)]
-            if self.shapes[0] in shapes and self.shapes[1] in shapes and len(shapes) >= 2 and self._broadcast(func, args, kwargs, out):
+            if self.shapes[0] in shapes and self.shapes[1] in shapes and len(shapes) >= 2 and self._result_grows(func, args, kwargs, out):
                 self.seen = getattr(func, '__qualname__', None) or getattr(func, '__name__', repr(func))
         return out
 

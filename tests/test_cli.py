@@ -57,7 +57,7 @@ def test_leaky_notebook_as_a_command(tmp_path):
     assert leaky.returncode == 1, leaky.stdout + leaky.stderr
     report = leaky.stdout[leaky.stdout.index('fastai-paranoid: 1 problem'):]
     assert 'reused_model' in report and 'model (Sequential)' in report and 'fresh_learner' in report
-    assert 'leaky.ipynb findings;' in ' '.join(leaky.stdout.split()), "the notebook ran (its status is findings, not skipped)"
+    assert 'leaky.ipynb findings (exit status 1)' in ' '.join(leaky.stdout.split()), "the notebook ran (its status is findings, not skipped)"
     # the finding points at the %%time cell's body: the cell counted from 1 (nbdev-test's 'Cell #2'), the line under the magic
     body = ('%%time\n' + LEAKY_BODY).splitlines()
     line = int(re.search(r'Learner built at leaky.ipynb cell 2:(\d+)', ' '.join(report.split())).group(1))

@@ -85,10 +85,9 @@ def test_imports_point_down_the_notebook_order():
     assert upward_imports(import_graph()) == []
 
 def test_the_readme_table_is_the_layout():
-    "nbs/index.ipynb's notebook table: every numbered notebook once, in order, each with its module and what that module imports"
-    import json
+    "CONTRIBUTING.md's notebook table (the layout, moved there from the README): every numbered notebook once, in order, each with its module and what that module imports"
     nbs = PKG.parent/'nbs'
-    text = ''.join(''.join(c['source']) for c in json.loads((nbs/'index.ipynb').read_text())['cells'])
+    text = (PKG.parent/'CONTRIBUTING.md').read_text()
     rows = re.findall(r'^\| `(\w+)` \| `(\w+)` \| .* \| (.*) \|$', text, re.M)
     graph = import_graph()
     assert [r[0] for r in rows] == sorted((p.stem for p in nbs.glob('[0-9]*.ipynb')), key=lambda s: (int(re.match(r'\d+', s).group()), s))
