@@ -210,6 +210,17 @@ def report(data:dict) -> str:
     return '\n'.join(lines)
 
 # ------------------------------------------------------------------------------------------------------------ main
+def pooled(paths:list) -> dict:
+    "Earlier runs' JSON as one: their originals and mutants pooled, each id once (the first run's wins)"
+    runs = [json.loads(Path(f).read_text()) for f in paths]
+    data, seen = runs[0], {m['id'] for m in runs[0]['mutants']}
+    for other in runs[1:]:
+        data['originals'] = {**other['originals'], **data['originals']}
+        data['mutants'] += [m for m in other['mutants'] if m['id'] not in seen]
+        seen |= {m['id'] for m in other['mutants']}
+        data['seed'] = f"{data['seed']}+{other['seed']}"
+    return data
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     ap.add_argument('--sample', type=int, default=None, help='mutants to measure (default: all)')
@@ -227,23 +238,10 @@ def main(argv=None):
     ap.add_argument('--reuse-originals', help="take the originals' seeds and check from an earlier run's JSON (same seeds)")
     args = ap.parse_args(argv)
     if args.from_json:
-        runs = [json.loads(Path(f).read_text()) for f in args.from_json]
-        data, seen = runs[0], {m['id'] for m in runs[0]['mutants']}
-        for other in runs[1:]:
-            data['originals'] = {**other['originals'], **data['originals']}
-            data['mutants'] += [m for m in other['mutants'] if m['id'] not in seen]
-            seen |= {m['id'] for m in other['mutants']}
-            data['seed'] = f"{data['seed']}+{other['seed']}"
-        print(report(data))
+        print(report(pooled(args.from_json)))
         return
     if args.recheck:
-        runs = [json.loads(Path(f).read_text()) for f in args.recheck]
-        data, seen = runs[0], {m['id'] for m in runs[0]['mutants']}
-        for other in runs[1:]:
-            data['originals'] = {**other['originals'], **data['originals']}
-            data['mutants'] += [m for m in other['mutants'] if m['id'] not in seen]
-            seen |= {m['id'] for m in other['mutants']}
-            data['seed'] = f"{data['seed']}+{other['seed']}"
+        data = pooled(args.recheck)
         data['rechecked_from'] = args.recheck
         workdir = Path(tempfile.mkdtemp(prefix='bench_mutants_'))
         shutil.copy(MUTANTS / 'mdata.py', workdir / 'mdata.py')
