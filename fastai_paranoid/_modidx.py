@@ -449,8 +449,6 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                                                                                    'fastai_paranoid/checkutils.py'),
                                             'fastai_paranoid.checkutils.seeded': ( 'checkutils.html#seeded',
                                                                                    'fastai_paranoid/checkutils.py'),
-                                            'fastai_paranoid.checkutils.seeded_states': ( 'checkutils.html#seeded_states',
-                                                                                          'fastai_paranoid/checkutils.py'),
                                             'fastai_paranoid.checkutils.set_reader': ( 'checkutils.html#set_reader',
                                                                                        'fastai_paranoid/checkutils.py'),
                                             'fastai_paranoid.checkutils.sharing': ( 'checkutils.html#sharing',

@@ -20,11 +20,10 @@ from .core import preserve_rng, get_rng_states, set_rng_states, rng_fingerprint
 # %% auto #0
 __all__ = ['SHARED', 'CHECK_SEED', 'OPT_FLOPS_PER_PARAM', 'COUNTED_ITEMS', 'PROBE_WORK', 'first_tensor', 'computed_tensors_memo',
            'copy_model', 'CheckIncomplete', 'Deadline', 'pct', 'SharedReads', 'sharing', 'LoaderState', 'loaders_kept',
-           'seeded', 'seeded_states', 'NoTrainingBatch', 'NoTrainingData', 'no_training_data', 'set_reader',
-           'training_batches', 'items_kept', 'TrainingRead', 'LazyBatches', 'model_copy', 'predict',
-           'refuse_built_optimizer', 'user_lr', 'new_optimizer', 'has_trained', 'loss_name', 'applies_log_softmax',
-           'applies_sigmoid', 'expects_log_probs', 'class_axis', 'StoredData', 'work_per_step', 'steps_for',
-           'items_for', 'probe_items', 'memorizing']
+           'seeded', 'NoTrainingBatch', 'NoTrainingData', 'no_training_data', 'set_reader', 'training_batches',
+           'items_kept', 'TrainingRead', 'LazyBatches', 'model_copy', 'predict', 'refuse_built_optimizer', 'user_lr',
+           'new_optimizer', 'has_trained', 'loss_name', 'applies_log_softmax', 'applies_sigmoid', 'expects_log_probs',
+           'class_axis', 'StoredData', 'work_per_step', 'steps_for', 'items_for', 'probe_items', 'memorizing']
 
 # %% ../nbs/30_checkutils.ipynb #945de5c3
 def first_tensor(o):
@@ -199,7 +198,7 @@ def loaders_kept(dls):
     try: yield
     finally: state.restore()
 
-CHECK_SEED = 0 # the seed of the global RNGs a read of training batches starts from
+CHECK_SEED = 0 # the seed `seeded` starts the global RNGs of a block from
 
 @contextlib.contextmanager
 def seeded(seed:int=CHECK_SEED):
@@ -210,9 +209,6 @@ def seeded(seed:int=CHECK_SEED):
         torch.manual_seed(seed) # CUDA's generators too
         yield
 
-def seeded_states(dls, seed:int=CHECK_SEED)->dict:
-    "The RNG states `training_batches` reads `dls`' training batches from: the DataLoaders' own generators as they are (the Learner's state: the order a next fit shuffles in), the global ones seeded with `seed`, so that what the read draws from them (an augmentation, a `TabWeightedDL`'s sample with replacement) is the same whatever the user's script, or the worker process a runner uses, left in them"
-    with seeded(seed): return get_rng_states(dls)
 
 class NoTrainingBatch(ValueError):
     "`learn.dls.train` yields no batch: `fit` would train nothing (`check_train_batches` says so; the other checks skip)"
@@ -294,7 +290,7 @@ class TrainingRead:
     def __init__(self, learn:Learner):
         self.learn, self.dl = learn, learn.dls.train
         self.key = SHARED.key(learn, 'train', self.dl)
-        self.states, self.it, self.got, self.stamps, self.pass_start, self.closed = seeded_states(learn.dls), None, [], [], 0, False
+        self.states, self.it, self.got, self.stamps, self.pass_start, self.closed = get_rng_states(learn.dls), None, [], [], 0, False
         self.loaders = LoaderState(learn.dls)
         SHARED.readers.append(self)
     @classmethod
@@ -361,7 +357,6 @@ def _read_training_batches(learn, n, dl, workers_off)->list:
     TrainingRead.open_one(learn) # closes a read of the loader still open from other RNG states
     batches = []
     with preserve_rng(learn.dls), loaders_kept(learn.dls), workers_off, items_kept(dl):
-        set_rng_states(seeded_states(learn.dls)) # the global RNGs the read draws from start from CHECK_SEED (`seeded_states`)
         while len(batches) < n:
             start = len(batches)
             it = iter(dl)
