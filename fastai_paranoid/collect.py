@@ -47,8 +47,10 @@ def _first_sentence(text:str, most:int=160)->str:
     text = text[:cut.start()] if cut else text
     return text if len(text) <= most else text[:most - 3].rstrip() + '...'
 
-def _symptom_lines(symptoms:list, wrap)->list:
-    "The symptoms a cause explains, one line each under its block: `explains: check_lr (error): no rate trains`; one kind on several Learners once, counted"
+def _symptom_lines(symptoms:list, width:int)->list:
+    "The symptoms a cause explains, one line each under its block, wrapped to `width`: `explains: check_lr (error): no rate trains`; one kind on several Learners once, counted"
+    def wrap(text, first): return textwrap.fill(text, width, initial_indent=first, subsequent_indent='      ', break_long_words=True,
+                                                 break_on_hyphens=False)
     by_kind = {}
     for s in symptoms: by_kind.setdefault((s.kind, s.level), []).append(s)
     lines = []
@@ -77,8 +79,7 @@ def render_finding(f:Finding, # the finding
     extra = [f"claim: {f.claim}"] if f.claim else []
     if f.built_at and f.built_at != f.where: extra.append(f"Learner built at {_shown(f.built_at)}")
     if extra: lines.append(wrap('; '.join(extra), '    '))
-    return '\n'.join(lines + _symptom_lines(symptoms, lambda t, first: textwrap.fill(t, width, initial_indent=first,
-                      subsequent_indent='      ', break_long_words=True, break_on_hyphens=False)))
+    return '\n'.join(lines + _symptom_lines(symptoms, width))
 
 _GH_LEVEL = {'error': 'error', 'warning': 'warning', 'info': 'notice'}
 
@@ -166,8 +167,7 @@ def render_group(fs:list, # findings of one cause (`same_cause`), in the order t
     built = [g.built_at for g in fs if g.built_at and g.built_at != g.where]
     if built: extra.append(f"Learners built at {_places(built)}")
     if extra: lines.append(wrap('; '.join(extra), '    '))
-    return '\n'.join(lines + _symptom_lines(symptoms, lambda t, first: textwrap.fill(t, width, initial_indent=first,
-                      subsequent_indent='      ', break_long_words=True, break_on_hyphens=False)))
+    return '\n'.join(lines + _symptom_lines(symptoms, width))
 
 @dataclass(frozen=True)
 class Place:
