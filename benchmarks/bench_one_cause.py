@@ -11,8 +11,13 @@ had no such field: every warning and error then stands). A fault is:
 - caught when some standing finding names its cause;
 - one finding when exactly one standing finding is left, and it names the cause.
 
-Run from the repository root: `python benchmarks/bench_one_cause.py [--json out.json] [--workers 2]`; or
-`--from-json FILE` on an earlier run of this benchmark or of bench_cost (its 'check' runs) to score those records."""
+The mutants (`--mutants FILE.json`, a bench_mutants run): issue 38's harmful fault mutants, each one planted change, so one
+cause. Their check records are that run's; the finding kinds that name each one's cause are its operator's `names`
+(benchmarks/mutants/operators.py, read now). They are scored in a table of their own, twice: over every harmful mutant
+(a mutant nothing reports, or reports without naming its cause, counts against both figures), and over the caught ones.
+
+Run from the repository root: `python benchmarks/bench_one_cause.py [--json out.json] [--workers 2] [--mutants FILE.json]`;
+or `--from-json FILE` on an earlier run of this benchmark or of bench_cost (its 'check' runs) to score those records."""
 import argparse, json, os, re, shutil, sys, tempfile
 from pathlib import Path
 
@@ -111,6 +116,32 @@ def score(records:dict, causes:dict, twins:dict=None) -> dict:
     summary['rows'] = rows
     return summary
 
+def mutant_rows(path:str) -> tuple:
+    "(records, causes) of the harmful fault mutants of a bench_mutants JSON, keyed by mutant id; causes from operators.py now"
+    sys.path.insert(0, str(Path(__file__).resolve().parent / 'mutants'))
+    from operators import OPERATORS
+    from bench_mutants import finding_name
+    data = json.loads(Path(path).read_text())
+    records, causes = {}, {}
+    for m in data['mutants']:
+        if m.get('verdict') != 'harmful' or m['nature'] != 'fault' or 'check' not in m: continue
+        rec = dict(m['check'])
+        # a sanity check's finding is known by its check's name: the operators name checks and kinds alike
+        rec['findings'] = [dict(f, kind=finding_name(f) if f.get('check') else f.get('kind')) for f in rec.get('findings', [])]
+        records[m['id']] = rec
+        causes[m['id']] = set(OPERATORS[m['op']].names) if m['op'] in OPERATORS else set()
+    return records, causes
+
+def score_mutants(path:str) -> dict:
+    "The one-cause table of the harmful mutants: over all of them, and over those some standing finding reports"
+    records, causes = mutant_rows(path)
+    print(f"\nHarmful fault mutants of {path} (one planted change each):")
+    every = score(records, causes)
+    caught = {k: v for k, v in records.items() if standing(v.get('findings', []))}
+    print(f"\nThe {len(caught)} of them that a standing warning or error reports:")
+    among = score(caught, {k: causes[k] for k in caught})
+    return {'all': every, 'caught': among}
+
 def _records_of(data) -> dict:
     "Per-script check records from this benchmark's JSON, bench_cost's JSON or `fastai-paranoid check --json`"
     if 'records' in data and data['records'] and 'runs' in data['records'][0]: # bench_cost
@@ -123,8 +154,16 @@ def main(argv=None):
     parser.add_argument('--workers', type=int, default=2)
     parser.add_argument('--json', help='write the records and the summary here')
     parser.add_argument('--from-json', help="score an earlier run's records (this benchmark's or bench_cost's JSON) instead of running")
+    parser.add_argument('--mutants', help="a bench_mutants JSON: score its harmful fault mutants too (their records are that run's)")
     args = parser.parse_args(argv)
     cases = case_causes()
+    if args.mutants and args.from_json:
+        summary = score_mutants(args.mutants)
+        data = json.loads(Path(args.from_json).read_text())
+        twin_records = _records_of({'files': data.get('twins', [])}) if data.get('twins') else None
+        print('\nThe planted bugs and the issue\'s cases:')
+        return {'mutants': summary, 'cases': score(_records_of(data), {**EXTERNAL_CAUSES, **cases}, twin_records)}
+    if args.mutants: return {'mutants': score_mutants(args.mutants)}
     if args.from_json:
         data = json.loads(Path(args.from_json).read_text())
         records = _records_of(data)

@@ -169,7 +169,7 @@ def run_sanity_checks(learn, # the Learner, left exactly as it is
 # %% ../nbs/40_checkrun.ipynb #758a55ae
 def _measured(r)->str:
     "The numbers that decided `r`, as the evidence says them (its curves are plotted by `--html`, not printed)"
-    return ', '.join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in r.measured.items() if not isinstance(v, _checks.Curve))
+    return ', '.join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in r.measured.items() if not getattr(v, 'is_curve', False))
 
 _curve_sinks = [] # callables `fn(curve)`, in the order they were opened
 
@@ -235,7 +235,7 @@ class FirstFitSanityCheck(Guard):
             return
         for r in results:
             for key, value in r.measured.items():
-                if isinstance(value, _checks.Curve) and value: record_curve(label, r.name, key, value)
+                if getattr(value, 'is_curve', False) and value: record_curve(label, r.name, key, value)
             _account(CheckRecord(label, r.name, r.verdict, '' if r.passed else r.message, traceback=crashed.get(r.name, ''), **where),
                      f"{label}: sanity check '{r.name}' crashed; it says nothing about this run: {r.message}" if r.name in crashed else None)
             if r.name in crashed or r.verdict == 'error': continue

@@ -306,7 +306,8 @@ def _clamping(last:nn.Module|None, outputs:torch.Tensor, min_outputs:int=64, min
         if type(last) is cls:
             if cls is nn.Hardtanh: low, high = float(last.min_val), float(last.max_val)
             return low, high, f"the last layer is a {cls.__name__}"
-    if outputs.numel() >= min_outputs and outputs.min() >= 0 and float((outputs == 0).float().mean()) >= min_zeros:
+    # every output 0 is a model collapsed to a constant (zero weights: check_output_variation's), not a ReLU
+    if outputs.numel() >= min_outputs and outputs.min() >= 0 and outputs.max() > 0 and float((outputs == 0).float().mean()) >= min_zeros:
         return 0., math.inf, f"no output is negative and {float((outputs == 0).float().mean()):.0%} are exactly 0 (a ReLU applied in forward)"
     return None
 
@@ -418,6 +419,7 @@ def _first_items(batch:tuple, n:int|None)->tuple:
 
 class Curve(list):
     "A measured series (`[step, value]` pairs) kept in `CheckResult.measured` for the reports to plot: printed as its length, so that the evidence's numbers stay readable"
+    is_curve = True # what the runner looks for (a notebook run again in one process defines a class of the same name anew)
     def __str__(self): return f"<{len(self)} points>"
     __repr__ = __str__
 
@@ -826,6 +828,11 @@ def _check_lr_at(learn, name, deadline, lr, steps, tail, tol, max_change, blown,
                          f"below the start at p < {CHECK_ALPHA:g}: a large loss descending slowly)"))
     if not all(map(math.isfinite, ev['losses'])): # inf or NaN, measured: nothing else is "non-finite"
         return CheckResult(name, 'failed', ev['measured'], ev['threshold'], f"{ev['story']}: the loss became non-finite{ev['power']}.", ev['fix_high'])
+    if not ev['constant'] and not ev['start'] > 0: # the test compares losses as ratios to a positive start
+        return CheckResult(name, 'skipped', ev['measured'], ev['threshold'],
+            f"{ev['story']}: the starting weights' loss is {ev['start']:.4g}, not above 0 (the last steps' mean {ev['end']:.4g}): "
+            f"a loss that goes below 0 has no floor to train toward, so the rate cannot be judged by it. check_loss_activation "
+            f"judges whether the loss fits the model's outputs (NLLLoss on logits goes below 0 without bound).")
     return _lr_constant(ev) or _lr_above_start(ev) or _lr_level_or_lower(ev)
 
 def _lr_evidence(learn, run, batches, lr, steps, tail, power)->dict:

@@ -223,6 +223,9 @@ NOT_TRAINING = ('check_overfit_one_batch', 'check_lr', 'check_loss_at_init', 'ch
 # wins, and a cause explained by an earlier one passes what it explains up to it). Each entry states a mechanism that holds for
 # every Learner, whatever made the fault:
 EXPLAINS = {
+    # inputs that hold NaN or inf, or that are the same on every item: nothing can be learned from them, the NaN goes on into
+    # the outputs, the loss and every gradient, and a zero input gives its first layer a zero gradient
+    'check_input_values': NOT_TRAINING + ('check_gradient_flow', 'non_finite', 'check_input_dependency'),
     # the loss and the model's last activation or output count do not match (a softmax before cross-entropy, one output under
     # it): the loss's gradient is wrong or zero, so nothing behind it can train
     'check_loss_activation': NOT_TRAINING + ('check_gradient_flow',),
@@ -235,10 +238,11 @@ EXPLAINS = {
     'optimizer_params': NOT_TRAINING + ('frozen_head', 'only_norm_trains'),
     'frozen_head': NOT_TRAINING,
     'only_norm_trains': NOT_TRAINING,
+    # parameters that get no gradient (a cut graph) cannot learn; a gradient that is NaN at init is the NaN the fit meets; a
+    # forward that multiplies by zero everywhere (zero weights, a layer whose every unit is dead) also cuts the input off
+    'check_gradient_flow': NOT_TRAINING + ('non_finite', 'check_input_dependency'),
     # an output that does not depend on the input cannot fit inputs
     'check_input_dependency': NOT_TRAINING,
-    # parameters that get no gradient (a cut graph) cannot learn; a gradient that is NaN at init is the NaN the fit meets
-    'check_gradient_flow': NOT_TRAINING + ('non_finite',),
     # tensors outside the model that the loss depends on are neither stepped nor saved
     'unregistered_tensors': NOT_TRAINING,
     # a fit whose batches end without an optimizer step leaves the parameters where they were
@@ -248,6 +252,13 @@ EXPLAINS = {
     'skipped_steps': ('unchanged_parameters',),
     # a rate at which the copy does not train (too low, or diverging) is the rate the one-batch test stalls or diverges at
     'check_lr': ('check_overfit_one_batch', 'check_metric_baseline', 'unchanged_parameters'),
+    # items in both the training and the validation set are predicted from memory: a copy trained on scrambled labels scores
+    # above chance on them, which is what the label-leak test measures
+    'check_split_duplicates': ('check_label_leak',),
+    'check_split_overlap': ('check_label_leak',),
+    'split_overlap': ('check_label_leak',),
+    # parameters that never change give the same predictions after every epoch, so the metric cannot move
+    'unchanged_parameters': ('constant_metric', 'check_metric_baseline', 'outcome_no_better_than_constant'),
 }
 _RANK = {'error': 0, 'warning': 1, 'info': 2}
 

@@ -14,7 +14,7 @@ from .core import ResultTable, CheckResult, VERDICTS, registered_checks
 from .checkutils import SHARED, sharing, NoTrainingBatch, CheckIncomplete
 from .collect import terminal_width, report_progress, root_causes, fault_level
 # the checks of the modules below register themselves (`register_check`): learn.sanity_check() runs them
-from . import checks, datachecks, modelchecks, validchecks, targets
+from . import checks, datachecks, modelchecks, validchecks, targets, inputs
 from .experiments import search_cause
 
 # %% auto #0

@@ -89,4 +89,7 @@ def check_target_range(learn:Learner, # the Learner, left as it is
     fix = (f"Give y_range a range that covers the targets, a little beyond the largest: y_range=({lo:.4g}, {hi:.4g})" if is_y_range else
            f"Remove the final activation ({where}): a regression's last layer is the Linear layer; to keep outputs in a range, use "
            f"y_range=({lo:.4g}, {hi:.4g}) (fastai's SigmoidRange), which covers the targets")
-    return CheckResult(name, 'failed', measured, threshold, msg + '.', fix, claim='certain')
+    # the bound and the targets disagree: which of them is wrong, only the user knows
+    fix += (f". If {bound} is the range you meant, the targets are not what the model should predict: check the column the labels "
+            f"come from and their scale (they run from {t_min:.4g} to {t_max:.4g})")
+    return CheckResult(name, 'failed', measured, threshold, msg + '.', fix + '.', claim='certain')

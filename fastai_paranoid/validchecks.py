@@ -143,10 +143,17 @@ def check_valid_deterministic(learn, # the Learner whose validation DataLoader i
                        "Give the random transform `split_idx = 0` (training only), or derive it from RandTransform, which does.",
                        level='error', claim='certain')
 
+def _same(x:torch.Tensor, y:torch.Tensor)->bool:
+    "Bitwise equal, a NaN equal to a NaN in the same place (a missing value served twice is the same batch)"
+    if torch.equal(x, y): return True
+    if not x.is_floating_point(): return False
+    nx, ny = x.isnan(), y.isnan()
+    return torch.equal(nx, ny) and torch.equal(x.masked_fill(nx, 0), y.masked_fill(ny, 0))
+
 def _batch_differences(a, b)->tuple:
     "`(differences, max abs difference by path)` between two batches: `(path, x, y)` for each tensor that differs (x None when one batch has more tensors)"
     ta, tb = _tensors(a), _tensors(b)
-    diff = [(pa, x, y) for (pa, x), (_, y) in zip(ta, tb) if x.shape != y.shape or not torch.equal(x, y)]
+    diff = [(pa, x, y) for (pa, x), (_, y) in zip(ta, tb) if x.shape != y.shape or not _same(x, y)]
     if len(ta) != len(tb): diff.append(('batch', None, None))
     where = {p: ((x.double() - y.double()).abs().max().item() if x.dtype != torch.bool else float((x != y).any()))
              for p, x, y in diff if x is not None and x.shape == y.shape}

@@ -108,7 +108,8 @@ def add_noise_to_inputs(p):
     if p.app == 'torch': return insert(p.text, 'data', "x = x + torch.randn(x.shape, generator=torch.Generator().manual_seed(1)) * 1.5")
     return None
 
-@operator('training data', 'fault', "IS Data bug (data corruption); TX Tensors & Inputs > wrong input > wrong input format")
+@operator('training data', 'fault', "IS Data bug (data corruption); TX Tensors & Inputs > wrong input > wrong input format",
+          names=('check_input_values',))
 def blank_inputs(p):
     "The inputs the model trains on carry nothing: a decoding bug that yields blank images / constant columns"
     if p.app in ('vision', 'multilabel', 'points', 'segmentation'):
@@ -151,7 +152,8 @@ def overlap_classes(p):
     if p.kind == 'torch_class': return insert(p.text, 'data', "extra = y == 0\nx, y = torch.cat([x, x[extra]]), torch.cat([y, 1 - y[extra]])")
     return None
 
-@operator('labels', 'fault', "IS Data bug / API misuse; TX Training > Training data quality > wrong labels (labels read from the wrong column)")
+@operator('labels', 'fault', "IS Data bug / API misuse; TX Training > Training data quality > wrong labels (labels read from the wrong column)",
+          names=('check_target_range',)) # where a y_range was set from the right column's range: the targets leave it
 def label_from_wrong_column(p):
     "The target read from another column (`y_names='city'` / the regression target of the next column)"
     if p.app == 'tabular': return sub(p.text, "Y = 'label'", "Y = 'city'") or sub(p.text, "Y = 'y'", "Y = 'hours'")
@@ -256,7 +258,7 @@ def drop_categorical_columns(p):
     return sub(p.text, "cat_names=['job', 'city']", "cat_names=['city']")
 
 @operator('preprocessing', 'fault', "TX Training > Preprocessing of training data > missing preprocessing (missing values not handled)",
-          names=('non_finite', 'NaNGuard'))
+          names=('check_input_values', 'non_finite', 'NaNGuard'))
 def no_fill_missing(p):
     "The FillMissing proc left out of a table with missing values"
     return sub(p.text, "procs=[Categorify, FillMissing, Normalize]", "procs=[Categorify, Normalize]")
@@ -334,7 +336,7 @@ def too_many_outputs(p):
             or sub(p.text, "N_OUT = len(SEG_CODES)", "N_OUT = len(SEG_CODES) + 8") or sub(p.text, "n_out=len(dls.vocab)", "n_out=len(dls.vocab) + 8"))
 
 @operator('model/activation', 'fault', "TX Model > Layers > Activation function > wrong output range (y_range that excludes the targets)",
-          names=('check_output_variation', 'check_metric_baseline'))
+          names=('check_target_range', 'check_output_variation', 'check_metric_baseline'))
 def wrong_output_range(p):
     return (sub(p.text, "y_range=(0, 100)", "y_range=(0, 1)") or sub(p.text, "y_range=(0, 5.5)", "y_range=(0, 1)")
             or sub(p.text, "SigmoidRange(-1.1, 1.1)", "SigmoidRange(0, 1)"))
