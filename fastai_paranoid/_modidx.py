@@ -1316,6 +1316,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                         'fastai_paranoid.guards._source': ('guards.html#_source', 'fastai_paranoid/guards.py')},
             'fastai_paranoid.inputs': { 'fastai_paranoid.inputs._inputs': ('inputs.html#_inputs', 'fastai_paranoid/inputs.py'),
                                         'fastai_paranoid.inputs._non_finite': ('inputs.html#_non_finite', 'fastai_paranoid/inputs.py'),
+                                        'fastai_paranoid.inputs._non_finite_all': ( 'inputs.html#_non_finite_all',
+                                                                                    'fastai_paranoid/inputs.py'),
                                         'fastai_paranoid.inputs.check_input_values': ( 'inputs.html#check_input_values',
                                                                                        'fastai_paranoid/inputs.py')},
             'fastai_paranoid.ipython': { 'fastai_paranoid.ipython.ParanoidExtension': ( 'ipython.html#paranoidextension',
