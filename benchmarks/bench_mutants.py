@@ -190,6 +190,14 @@ def report(data:dict) -> str:
             f"named {tot['named']}/{max(tot['caught'], 1)}; false-alarm side with an error {tot['fa_err']}/{tot['harmless'] + tot['tuning']}; "
             f"originals with a warning or error {sum(bool(standing(o)) for o in origs.values())}/{len(origs)}, with any finding "
             f"{sum(bool(standing(o, ('info', 'warning', 'error'))) for o in origs.values())}/{len(origs)}")
+        seen = [m for m in muts if m['verdict'] == 'harmful' and not OPERATORS[m['op']].blind]
+        blind = sorted({m['op'] for m in muts if m['verdict'] == 'harmful' and OPERATORS[m['op']].blind})
+        if blind:
+            caught = sum(bool(standing(m)) for m in seen)
+            n_blind = sum(m['verdict'] == 'harmful' and bool(OPERATORS[m['op']].blind) for m in muts)
+            say(f"Without the {n_blind} harmful mutants of the {len(blind)} operators "
+                f"that no mechanism can see from inside the script (below): harmful reported {caught}/{len(seen)} = {caught / max(len(seen), 1):.2f}")
+            for op in blind: say(f"  {op}: {OPERATORS[op].blind}")
     say('')
     say(f"{'mutant':<58} {'verdict':<9} {'scores (orig mean)':<30} check: standing warnings/errors")
     for m in sorted(muts, key=lambda m: (FAMILIES.index(m['family']), m['op'], m['pipeline'])):

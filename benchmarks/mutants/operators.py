@@ -13,7 +13,10 @@ Each declares:
   TX = the taxonomy of real faults (Humbatova et al., ICSE 2020), with its path of categories; IS = Islam et al., FSE 2019
   (bug type / root cause);
 - `names`: the finding kinds (a `Finding.kind` or a sanity check's name) that name the fault it plants: a caught mutant whose
-  standing finding is one of these has its cause named.
+  standing finding is one of these has its cause named;
+- `blind`: why no mechanism can see the fault from inside the script, where that is so: the operator changes every item the
+  script trains and validates on alike, so its data, model and fit are healthy for the task it was given, and only the
+  benchmark's held-out test set (which the script never reads) shows the harm. Such mutants are scored apart as well.
 
 Adding one is one function: `@operator(family, nature, source, names=...)` over `def name(p) -> str|None`."""
 import re
@@ -31,15 +34,16 @@ class Operator:
     apply: callable # (Pipeline) -> the mutant's text, or None where the operator does not fit
     contract: bool = False # harmful by construction
     names: tuple = () # the finding kinds that name this fault
+    blind: str = '' # why no mechanism can see it from inside the script ('' where one could)
     def __call__(self, p): return self.apply(p)
 
 OPERATORS = {}
 
-def operator(family, nature, source, contract=False, names=()):
+def operator(family, nature, source, contract=False, names=(), blind=''):
     "Register the decorated `fn(pipeline) -> text|None` as an Operator named after it"
     assert family in FAMILIES and nature in ('fault', 'tuning'), (family, nature)
     def register(fn):
-        OPERATORS[fn.__name__] = Operator(fn.__name__, family, nature, source, fn, contract, tuple(names))
+        OPERATORS[fn.__name__] = Operator(fn.__name__, family, nature, source, fn, contract, tuple(names), blind)
         return fn
     return register
 
@@ -80,14 +84,16 @@ def constant(text:str, name:str, fn):
     return text[:m.start()] + f"EPOCHS, LR, BS = {values['EPOCHS']}, {values['LR']}, {values['BS']}" + text[m.end():]
 
 # ------------------------------------------------------------------------------------------------------------ training data
-@operator('training data', 'fault', "DC delete_training_data (TRD); TX Training > Training data quality > not enough training data")
+@operator('training data', 'fault', "DC delete_training_data (TRD); TX Training > Training data quality > not enough training data",
+          blind='fewer items of the same data, in training and validation alike: a smaller task, healthy as given; only a test set from the full data shows what was lost')
 def delete_training_data(p):
     "Four fifths of the training items dropped before the split (a filter that keeps too little)"
     if p.app == 'lm': return None
     if frames(p): return insert(p.text, 'data', "df = df.sample(frac=0.2, random_state=0).reset_index(drop=True)")
     return insert(p.text, 'data', "x, y = x[:len(x) // 5], y[:len(y) // 5]")
 
-@operator('training data', 'fault', "DC unbalance_train_data (TUD); TX Training > Training data quality > unbalanced training data")
+@operator('training data', 'fault', "DC unbalance_train_data (TUD); TX Training > Training data quality > unbalanced training data",
+          blind='training and validation unbalanced alike: the fit is healthy for the distribution it was given; only the balanced test set shows the harm')
 def unbalance_training_data(p):
     "Every class but the first kept at a tenth"
     if p.kind == 'single' and frames(p):
@@ -96,7 +102,8 @@ def unbalance_training_data(p):
     if p.kind == 'torch_class': return insert(p.text, 'data', "keep = (y == 0) | (torch.arange(len(y)) % 10 == 0)\nx, y = x[keep], y[keep]")
     return None
 
-@operator('training data', 'fault', "DC add_noise (TAN); TX Training > Training data quality > low quality of training data")
+@operator('training data', 'fault', "DC add_noise (TAN); TX Training > Training data quality > low quality of training data",
+          blind='noise on every input the script reads, training and validation alike: a harder task, not an inconsistency; only the clean test set shows the harm')
 def add_noise_to_inputs(p):
     "Strong noise added to the inputs of the data the pipeline trains and validates on (not the test set)"
     if p.app in ('vision', 'multilabel', 'points', 'segmentation'):
@@ -159,14 +166,16 @@ def label_from_wrong_column(p):
     if p.app == 'tabular': return sub(p.text, "Y = 'label'", "Y = 'city'") or sub(p.text, "Y = 'y'", "Y = 'hours'")
     return None
 
-@operator('labels', 'fault', "IS Data bug; TX Training > Training data quality > wrong labels for training data (class ids shifted)")
+@operator('labels', 'fault', "IS Data bug; TX Training > Training data quality > wrong labels for training data (class ids shifted)",
+          blind="a consistent relabelling (class k called k+1 everywhere the script looks): learnable, and learned; only the test set's true ids show it")
 def shift_class_ids(p):
     "Class ids shifted by one (0-based vs 1-based): a consistent but wrong labelling"
     if p.kind == 'single' and 'int_labels' in p.tags: return insert(p.text, 'data', "df[Y] = (df[Y] + 1) % 10")
     if p.kind == 'torch_class': return insert(p.text, 'data', "y = 1 - y")
     return None
 
-@operator('labels', 'fault', "TX Training > Preprocessing of training data > wrong preprocessing (target rescaled in training, not at prediction)")
+@operator('labels', 'fault', "TX Training > Preprocessing of training data > wrong preprocessing (target rescaled in training, not at prediction)",
+          blind='the target scaled alike in training and validation: the model fits what it is given; only predictions compared with unscaled test targets show it')
 def rescale_regression_target(p):
     "The regression target divided by 100 for training and never scaled back"
     if p.kind in ('regression', 'collab') and frames(p): return insert(p.text, 'data', "df[Y] = df[Y] / 100")
