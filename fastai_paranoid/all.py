@@ -15,6 +15,7 @@ from .checks import *
 from .sanity import *
 from .datachecks import *
 from .modelchecks import *
+from .inputs import *
 from .targets import *
 from .experiments import *
 from .outcome import *
