@@ -37,6 +37,7 @@ def train(learn, way:str, epochs:int):
 def run_one(d:dict, epochs:int, fit_guards:bool=False, outcome:bool=False) -> dict:
     import contextlib, io, torch
     import fastai.callback.progress # noqa: F401 (learn.no_bar; the first draws' families do not import it)
+    import fastai.callback.schedule # noqa: F401 (fit_one_cycle: a run of --draws may start with a family that does not import it)
     torch.set_num_threads(1)
     from fastai_paranoid.core import finding_sink
     from fastai_paranoid.loopguards import LOOP_GUARDS
