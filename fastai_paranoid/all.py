@@ -19,6 +19,7 @@ from .inputs import *
 from .targets import *
 from .experiments import *
 from .outcome import *
+from .discard import *
 from .guards import *
 from .loopguards import *
 from .fitchecks import *

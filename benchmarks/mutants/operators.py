@@ -528,14 +528,14 @@ def save_best_on_train_loss(p):
 
 # ------------------------------------------------------------------------------------------------------------ save/load/export
 @operator('save/load/export', 'fault', "TX Training > Training process > wrong model loading (the initial weights loaded after the fit)",
-          names=('LoadGuard',))
+          names=('discarded_fit', 'LoadGuard'))
 def load_initial_weights_after_fit(p):
     if p.app == 'torch': return None
     new = insert(p.text, 'learner', "learn.save('checkpoint')")
     return insert(new, 'after', "learn.load('checkpoint')")
 
 @operator('save/load/export', 'fault', "TX Training > Training process > wrong model saving (the Learner exported before the fit, the export used after it)",
-          names=('LoadGuard', 'export_refers_to_paranoid'))
+          names=('discarded_fit', 'LoadGuard', 'export_refers_to_paranoid'))
 def export_before_fit(p):
     if p.app in ('torch', 'lm'): return None
     new = insert(p.text, 'learner', "learn.export('model.pkl')")
