@@ -17,7 +17,7 @@ reports). A draw whose random split leaves a class out of the training set makes
 validation set, in `fit` too: the checks say 'skipped' there.
 
 Run by hand from the repository root: `python benchmarks/bench_healthy500.py [--n 500] [--seed 0] [--workers 2]
-[--budget 300] [--json out.json] [--jsonl draws.jsonl] [--start 0]`, or `--summarize draws.jsonl ...` to print the tables of
+[--budget 300] [--checks check_a check_b] [--json out.json] [--jsonl draws.jsonl] [--start 0]`, or `--summarize draws.jsonl ...` to print the tables of
 what earlier runs appended (each draw prints a line as it finishes; a stopped run resumes with `--start`). The checks' work follows from the model and data; `--budget` is only their wall-clock
 safety net (the product's default, 300 s), and a check it stops is counted 'incomplete', apart from the verdicts."""
 import argparse, json, math, os, random, sys, time, warnings
@@ -141,7 +141,7 @@ def make_learner(d:dict):
         return collab_learner(dls, n_factors=int(rng.integers(4, 40)), y_range=(0.5, 5.5))
     raise ValueError(fam)
 
-def run_one(d:dict, budget:float) -> dict:
+def run_one(d:dict, budget:float, checks:list|None=None) -> dict:
     "Draw `d`'s Learner and its sanity report, as plain data"
     import torch
     torch.set_num_threads(1)
@@ -151,7 +151,7 @@ def run_one(d:dict, budget:float) -> dict:
         learn = make_learner(d)
         with warnings.catch_warnings():
             warnings.simplefilter('ignore')
-            report = learn.sanity_check(on_finding=None, progress=False, budget=budget)
+            report = learn.sanity_check(checks=checks, on_finding=None, progress=False, budget=budget)
     except Exception as e:
         return {**d, 'error': f'{type(e).__name__}: {e}', 'seconds': time.perf_counter() - start, 'results': []}
     results = [{'name': r.name, 'verdict': r.verdict, 'level': r.level, 'message': r.message[:400]} for r in report.results]
@@ -192,6 +192,7 @@ def main(argv=None):
     parser.add_argument('--seed', type=int, default=0)
     parser.add_argument('--workers', type=int, default=2)
     parser.add_argument('--budget', type=float, default=300.0, help="each sanity check's wall-clock safety net, in seconds ('incomplete' when it runs out)")
+    parser.add_argument('--checks', nargs='*', default=None, help='only these checks (by name): a new check measured on the same draws in minutes')
     parser.add_argument('--families', nargs='*', default=None, help=f'only these of {FAMILIES}')
     parser.add_argument('--json', help='write every draw and its results here')
     parser.add_argument('--jsonl', help='append each draw and its results here as it finishes (one JSON line each): a run stopped early keeps what it did')
@@ -219,8 +220,8 @@ def main(argv=None):
         import multiprocessing as mp
         from functools import partial
         with mp.get_context('spawn').Pool(args.workers) as pool:
-            runs = list(ran(pool.imap(partial(run_one, budget=args.budget), draws, chunksize=1)))
-    else: runs = list(ran(run_one(d, args.budget) for d in draws))
+            runs = list(ran(pool.imap(partial(run_one, budget=args.budget, checks=args.checks), draws, chunksize=1)))
+    else: runs = list(ran(run_one(d, args.budget, args.checks) for d in draws))
     print(f"{len(draws)} Learners checked in {time.perf_counter() - start:.0f} s with {args.workers} worker(s), budget {args.budget:g} s each")
     summarize(runs)
     if args.json: Path(args.json).write_text(json.dumps(runs, indent=1))

@@ -93,3 +93,11 @@ def test_the_readme_table_is_the_layout():
     assert [r[0] for r in rows] == sorted((p.stem for p in nbs.glob('[0-9]*.ipynb')), key=lambda s: (int(re.match(r'\d+', s).group()), s))
     assert {m: set(re.findall(r'`(\w+)`', imports)) for _, m, imports in rows} == {m: graph[m] for m in graph if m not in NOT_NUMBERED}
     for nb, m, _ in rows: assert f'# %% ../nbs/{nb}.ipynb' in (PKG/f'{m}.py').read_text(), (nb, m)
+
+def test_every_notebook_cell_has_a_stable_id():
+    "nbdev-export writes each cell's id into the module; a cell without one gets a fresh random id at every export, so CI's `git status` check after `nbdev-export` fails on a clean clone"
+    import json
+    nbs = PKG.parent/'nbs'
+    missing = {p.name: n for p in nbs.glob('*.ipynb')
+               if (n := sum('id' not in c for c in json.loads(p.read_text())['cells']))}
+    assert not missing, f"cells without an id (give each a fixed one): {missing}"
