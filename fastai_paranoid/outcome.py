@@ -41,7 +41,7 @@ class OutcomeGuard(LoopGuard):
         lf = learn.loss_func
         self.kind = 'class' if (applies_log_softmax(lf) or expects_log_probs(lf)) else 'labels' if applies_sigmoid(lf) else 'value'
         self.axis = class_axis(lf) if self.kind == 'class' else 1
-        self.n_epoch = getattr(learn, 'n_epoch', 1)
+        self.fit_epochs = getattr(learn, 'n_epoch', 1)
         self.frozen = any(not p.requires_grad for p in learn.model.parameters())
         self.steps, self.stats, self.valid_losses, self.unjudged = 0, None, {}, ''
         self.model_losses, self.const_losses, self.model_scores, self.const_scores = [], [], [], []
@@ -60,7 +60,7 @@ class OutcomeGuard(LoopGuard):
         loss = getattr(learn, 'loss', None)
         if isinstance(loss, torch.Tensor) and loss.numel() == 1:
             self.valid_losses.setdefault(learn.epoch, []).append(loss.detach().float().reshape(()))
-        if learn.epoch == self.n_epoch - 1 and self.stats is not None: self._score(y, pred.detach())
+        if learn.epoch == self.fit_epochs - 1 and self.stats is not None: self._score(y, pred.detach())
     def _count(self, y, pred):
         "Add the batch's targets to the training statistics"
         if self.kind == 'class':
@@ -134,7 +134,7 @@ class OutcomeGuard(LoopGuard):
         gain = const - model # what the model saves over the constant, per item: positive is better
         se = float(gain.std() / math.sqrt(n)) if n > 1 else float('nan')
         v = {'items': n, 'model_loss': float(model.mean()), 'constant_loss': float(const.mean()), 'gain': float(gain.mean()), 'se': se,
-             'steps': self.steps, 'epochs': self.n_epoch, 'kind': self.kind, 'fall': fall}
+             'steps': self.steps, 'epochs': self.fit_epochs, 'kind': self.kind, 'fall': fall}
         v['upper'] = v['gain'] + self.z * se # the most the model saves, at the one-sided bound
         v['needed'] = self.margin * v['constant_loss']
         if self.model_scores:

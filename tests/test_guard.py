@@ -163,3 +163,15 @@ def test_paranoids_and_the_ipython_extensions_old_name_warn_and_still_work():
     try: assert ext.paranoid.on_finding == 'log'
     finally: ext.close()
     assert not is_paranoid(), "close() puts paranoid() back as it was: off"
+
+def test_no_guard_shadows_a_learner_attribute():
+    "fastai warns 'You are shadowing an attribute (n_epoch) that exists in the learner' when a callback sets an attribute the Learner has: in the user's log, and wrong if the callback then reads learn's value"
+    import fastai.callback.progress # noqa: F401
+    from fastai_paranoid.paranoid import paranoid, PARANOID_GUARDS
+    from fastai_paranoid.collect import collect_findings
+    with paranoid(guards=PARANOID_GUARDS + check_guards(sanity=False)), collect_findings(), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter('always')
+        learn = Learner(xor_dls(), build_mlp(), loss_func=nn.CrossEntropyLoss())
+        with learn.no_bar(), learn.no_logging(): learn.fit(2, 1e-2)
+    shadowing = [str(w.message) for w in caught if 'shadowing an attribute' in str(w.message)]
+    assert not shadowing, shadowing
