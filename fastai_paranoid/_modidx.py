@@ -261,6 +261,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                         'fastai_paranoid.checks._lr_evidence': ('checks.html#_lr_evidence', 'fastai_paranoid/checks.py'),
                                         'fastai_paranoid.checks._lr_level_or_lower': ( 'checks.html#_lr_level_or_lower',
                                                                                        'fastai_paranoid/checks.py'),
+                                        'fastai_paranoid.checks._multi_label_targets': ( 'checks.html#_multi_label_targets',
+                                                                                         'fastai_paranoid/checks.py'),
                                         'fastai_paranoid.checks._nothing_frozen': ( 'checks.html#_nothing_frozen',
                                                                                     'fastai_paranoid/checks.py'),
                                         'fastai_paranoid.checks._one_output': ('checks.html#_one_output', 'fastai_paranoid/checks.py'),

@@ -354,6 +354,23 @@ def _one_output(name:str, learn, measured:dict, threshold:str, where:str, last, 
                "or keep one output for a binary target and use BCEWithLogitsLossFlat().")
     return CheckResult(name, 'failed', measured, threshold, message, fix, claim='certain')
 
+def _multi_label_targets(name:str, yb, pred:torch.Tensor, axis:int, lname:str, tol:float)->CheckResult|None:
+    "`check_loss_activation` under a loss that applies log_softmax, whose targets are floats shaped like the outputs with rows that do not sum to 1 (several labels per item): failed; None for class ids and for probability targets"
+    y = yb[0] if isinstance(yb, (tuple, list)) and len(yb) else yb
+    if not isinstance(y, torch.Tensor) or not y.is_floating_point() or y.ndim < 2 or y.shape[1:] != pred.shape[1:]: return None
+    sums = y.detach().float().as_subclass(torch.Tensor).movedim(axis, -1).sum(-1)
+    if float((sums - 1).abs().max()) <= tol: return None # one distribution per item (soft labels, label smoothing done in the data): what the loss reads
+    several = float((sums > 1 + tol).float().mean())
+    measured = {'target_shape': list(y.shape), 'target_row_sum_min': float(sums.min()), 'target_row_sum_max': float(sums.max()),
+                'items_with_several_labels': several}
+    return CheckResult(name, 'failed', measured, "float targets shaped like the outputs under a softmax loss: every row sums to 1 (a distribution)",
+        f"the targets are floats of shape {tuple(y.shape)}, the outputs' shape, with rows summing to {float(sums.min()):g} to {float(sums.max()):g} "
+        f"({several:.0%} of the items hold more than one label): several labels per item. {lname} applies log_softmax over the classes "
+        f"and reads float targets as one probability distribution per item, so the labels of an item compete for one unit of probability "
+        f"and no threshold of the outputs can give them all.",
+        "Use the multi-label loss, one sigmoid per label: loss_func=BCEWithLogitsLossFlat() (what a MultiCategoryBlock gets by default), "
+        "with a multi-label metric (accuracy_multi, F1ScoreMulti).", claim='certain')
+
 @register_check(20)
 def check_loss_activation(learn:Learner, # the Learner, left as it is
                           tol:float=1e-3, # how close to 1 rows must sum to count as probabilities
@@ -378,6 +395,9 @@ def check_loss_activation(learn:Learner, # the Learner, left as it is
                              else f"Remove the final {module}")
     pred = pred.detach().float().as_subclass(torch.Tensor) # fastai tensor subclasses (TensorImage...) do not format
     if applies_sigmoid(loss_func): return _sigmoid_before_loss(name, pred, last, where, lname, remove('Sigmoid'))
+    if applies_log_softmax(loss_func):
+        found = _multi_label_targets(name, yb, pred, class_axis(loss_func), lname, tol)
+        if found is not None: return found
     probs = pred.movedim(class_axis(loss_func), -1)
     if expects_log_probs(loss_func): return _log_probs_for_loss(name, probs, where, lname, tol)
     n_classes = probs.shape[-1]
@@ -408,8 +428,11 @@ def check_loss_activation(learn:Learner, # the Learner, left as it is
     return CheckResult(name, 'passed', measured, threshold, f"outputs are logits (rows sum to 1 only within {deviation:.2f}), as {lname} expects.")
 
 # %% ../nbs/34_checks.ipynb #a6e78211
-def _accuracy(pred:torch.Tensor, y:torch.Tensor, axis:int)->float:
-    return float((pred.argmax(axis) == y).float().mean())
+def _accuracy(pred:torch.Tensor, y:torch.Tensor, axis:int)->float|None:
+    "The share of argmax predictions equal to the class ids `y`; None where `y` holds no class ids of that shape (multi-hot or soft targets)"
+    guess = pred.argmax(axis)
+    if guess.shape != y.shape or y.is_floating_point(): return None
+    return float((guess == y).float().mean())
 
 def _first_items(batch:tuple, n:int|None)->tuple:
     "The first `n` items of each tensor of `batch` (all of them when they do not share a batch size)"
