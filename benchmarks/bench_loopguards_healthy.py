@@ -7,8 +7,8 @@ alarm (what makes `fastai-paranoid check` exit 1); info notes are counted apart.
 
 Run by hand from the repository root: `python benchmarks/bench_loopguards_healthy.py [--n 60] [--seed 0] [--start 0] [--epochs 2] [--fit-guards]`
 (`--fit-guards`: the eight guards of 13_loopguards and 14_fitchecks as `paranoid()` installs them, in one `FitGuards`;
-`--outcome`: 37_outcome's `OutcomeGuard` as `fastai-paranoid check` adds it, beside them)."""
-import argparse, sys, time, warnings
+`--outcome`: 37_outcome's `OutcomeGuard` (every kind, regressions included) and `ConstantInputGuard`, beside them)."""
+import argparse, json, sys, time, warnings
 from collections import Counter
 from functools import partial
 from pathlib import Path
@@ -52,16 +52,20 @@ def run_one(d:dict, epochs:int, fit_guards:bool=False, outcome:bool=False) -> di
             learn.add_cb(guards)
             guards('after_create') # LoadGuard wraps fastai's load_model from here on
         else: learn.add_cbs([g() for g in LOOP_GUARDS])
+        guard = None
         if outcome:
             from fastai_paranoid.outcome import OutcomeGuard
-            learn.add_cb(OutcomeGuard())
+            from fastai_paranoid.outcome import ConstantInputGuard
+            guard = OutcomeGuard()
+            learn.add_cbs([guard, ConstantInputGuard()])
         with finding_sink(found.append), warnings.catch_warnings(), learn.no_bar(), learn.no_logging(), contextlib.redirect_stdout(io.StringIO()):
             warnings.simplefilter('ignore')
             train(learn, way, epochs)
     except Exception as e:
         return {**d, 'way': way, 'error': f'{type(e).__name__}: {e}'[:300], 'findings': [], 'seconds': time.perf_counter() - start}
-    return {**d, 'way': way, 'error': '', 'seconds': time.perf_counter() - start,
-            'findings': [(f.kind, f.level, f.message[:300]) for f in found]}
+    verdict = guard.verdict() if guard is not None else None # the last fit's outcome, judged or not (`reason`), for the margins below
+    return {**d, 'way': way, 'error': '', 'seconds': time.perf_counter() - start, 'outcome': verdict,
+            'outcome_reason': getattr(guard, 'reason', ''), 'findings': [(f.kind, f.level, f.message[:300]) for f in found]}
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
@@ -71,7 +75,8 @@ def main(argv=None):
     parser.add_argument('--start', type=int, default=0, help='first draw (draws are fixed by index and seed, so a stopped run resumes where it stopped)')
     parser.add_argument('--epochs', type=int, default=2)
     parser.add_argument('--fit-guards', action='store_true', help="the eight guards of the real fit as paranoid() installs them (one FitGuards), not the four loop guards")
-    parser.add_argument('--outcome', action='store_true', help="also OutcomeGuard, as fastai-paranoid check adds it")
+    parser.add_argument('--outcome', action='store_true', help="also OutcomeGuard and ConstantInputGuard (OutcomeGuard's verdicts at several margins are printed at the end)")
+    parser.add_argument('--json', help='write every run (findings, OutcomeGuard verdict) to this file')
     args = parser.parse_args(argv)
     runs = []
     for i in (args.draws or range(args.start, args.n)):
@@ -88,5 +93,15 @@ def main(argv=None):
     for r in alarms:
         for k, l, m in r['findings']: print(f"  draw {r['i']} ({r['family']}, {r['way']}): {k} ({l}): {m}")
     print('by way:', dict(Counter(r['way'] for r in ok)), 'by family:', dict(Counter(r['family'] for r in ok)))
+    if args.outcome: # what OutcomeGuard would report at other margins: the model saves less than that share of the constant's loss, at the bound
+        judged = [r for r in ok if r.get('outcome')]
+        print(f"OutcomeGuard judged {len(judged)} of {len(ok)} fits (not judged: {dict(Counter(r['outcome_reason'].split(':')[0][:60] for r in ok if not r.get('outcome')))})")
+        for margin in (0.0, 0.02, 0.05, 0.1, 0.2):
+            by = Counter(r['outcome']['kind'] for r in judged if r['outcome']['upper'] < margin * r['outcome']['constant_loss'])
+            print(f"  margin {margin:.2f}: reported {sum(by.values())} of {len(ok)} ({dict(by)}); by kind judged: {dict(Counter(r['outcome']['kind'] for r in judged))}")
+            for r in judged:
+                v = r['outcome']
+                if v['upper'] < margin * v['constant_loss']: print(f"    draw {r['i']} ({r['family']}, {r['way']}, {v['kind']}): model {v['model_loss']:.4g} constant {v['constant_loss']:.4g} upper {v['upper']:+.3g}")
+    if args.json: Path(args.json).write_text(json.dumps(runs, default=str))
 
 if __name__ == '__main__': main()

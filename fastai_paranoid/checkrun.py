@@ -14,7 +14,7 @@ from fastai.callback.core import Callback, CancelFitException, defaults
 # fastai.callback.schedule is not imported: its import adds ProgressCallback to fastai's `defaults.callbacks`
 from .core import ParanoidWarning, DEPRECATED, Finding, emit, fingerprints, built_at, user_location, raw_bits
 from dataclasses import replace
-from .outcome import OutcomeGuard
+from .outcome import OutcomeGuard, ConstantInputGuard
 from .discard import DiscardedFitGuard, reset_discard
 from .guards import NaNGuard
 from . import checks as _checks, sanity as _sanity # `sanity` patches `Learner.sanity_check`
@@ -312,7 +312,7 @@ def _note_seeded_shared(learn, other_label):
 def check_guards(sanity:bool=True, # run the sanity checks before each Learner's first fit
                  sanity_budget:float|None=None, # seconds of sanity checks per Learner (None: the default)
                 )->list:
-    "The guard classes `fastai-paranoid check` adds to `PARANOID_GUARDS`: `NaNStop`, `SeededSharedLoaders`, unless `sanity=False` `FirstFitSanityCheck`, `OutcomeGuard` for classifiers, `DiscardedFitGuard` (fresh classes: nothing is remembered from an earlier call)"
+    "The guard classes `fastai-paranoid check` adds to `PARANOID_GUARDS`: `NaNStop`, `SeededSharedLoaders`, unless `sanity=False` `FirstFitSanityCheck`, `OutcomeGuard` for classifiers, `ConstantInputGuard`, `DiscardedFitGuard` (fresh classes: nothing is remembered from an earlier call)"
     if not isinstance(sanity, bool): raise TypeError(f"check_guards: sanity must be True or False, got {sanity!r}.")
     if sanity_budget is not None and (isinstance(sanity_budget, bool) or not isinstance(sanity_budget, (int, float))
                                       or not math.isfinite(sanity_budget) or sanity_budget <= 0):
@@ -321,6 +321,8 @@ def check_guards(sanity:bool=True, # run the sanity checks before each Learner's
     # the outcome of each fit, for classifiers and multi-label models: their false-alarm rate measured 0 of 200 random healthy
     # Learners; a regression is left alone (undertrained healthy regressions of unscaled targets end far worse than the mean)
     guards.append(type('OutcomeGuard', (OutcomeGuard,), {'kinds': ('class', 'labels'), '__module__': __name__}))
+    # inputs that reach the model constant in one phase only (zeroed or replaced between the DataLoader and the model)
+    guards.append(ConstantInputGuard)
     # weights a fit moved away from, used again after it (a checkpoint or export made before the fit, loaded after it)
     reset_discard()
     guards.append(DiscardedFitGuard)

@@ -226,6 +226,8 @@ EXPLAINS = {
     # inputs that hold NaN or inf, or that are the same on every item: nothing can be learned from them, the NaN goes on into
     # the outputs, the loss and every gradient, and a zero input gives its first layer a zero gradient
     'check_input_values': NOT_TRAINING + ('check_gradient_flow', 'non_finite', 'check_input_dependency'),
+    # inputs replaced by one value in one phase of the fit: the model learns nothing from them (or is judged on what it never saw)
+    'constant_inputs': NOT_TRAINING,
     # the loss and the model's last activation or output count do not match (a softmax before cross-entropy, one output under
     # it): the loss's gradient is wrong or zero, so nothing behind it can train
     'check_loss_activation': NOT_TRAINING + ('check_gradient_flow',),

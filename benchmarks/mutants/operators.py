@@ -497,7 +497,8 @@ def eval_mode_during_training(p):
     cls = "class EvalDuringTraining(Callback):\n    order = 1\n    def before_batch(self): self.model.eval()\n"
     return with_callback(p.text, cls, 'EvalDuringTraining()')
 
-@operator('loop/callbacks', 'fault', "IS Structural bug > control and sequence (the inputs zeroed in the training batches only); TX Tensors & Inputs > wrong input")
+@operator('loop/callbacks', 'fault', "IS Structural bug > control and sequence (the inputs zeroed in the training batches only); TX Tensors & Inputs > wrong input",
+          names=('constant_inputs', 'ConstantInputGuard'))
 def train_inputs_zeroed(p):
     if p.app in ('text', 'lm', 'collab', 'tabular'): return None
     cls = ("class ZeroTrainInputs(Callback):\n    def before_batch(self):\n        if self.training: self.learn.xb = tuple(torch.zeros_like(x) for x in self.xb)\n")
