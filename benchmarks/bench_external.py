@@ -33,7 +33,10 @@ def twin_of(name:str) -> str:
 # healthy for the bug they twin, with a finding that is true of them: shown apart, not counted as false alarms
 BY_DESIGN = {'tt2_fixed_07_nan_grad_sqrt.py': ('check_batch_independence', "its model classifies each item by the mean distance to "
              "the other items of its batch: outputs that depend on the batch by design (validation scores change with bs), which the "
-             "check rightly reports")}
+             "check rightly reports"),
+             'tt2_fixed_06_frozen_still_trained.py': ('FrozenInitGuard/frozen_at_init', "its backbone, frozen by design, was never pretrained: learn.freeze() "
+             "holds nn.Linear(32, 64) at PyTorch's random initialization for the whole fit, so the head trains on random features, which "
+             "FrozenInitGuard rightly reports (the twin fixes bug 6's freeze that froze nothing; a real script would freeze a pretrained backbone)")}
 
 def _is_info(f:dict) -> bool: return (f.get('level') or f.get('severity')) == 'info'
 

@@ -20,6 +20,7 @@ from .targets import *
 from .experiments import *
 from .outcome import *
 from .discard import *
+from .frozeninit import *
 from .guards import *
 from .loopguards import *
 from .fitchecks import *

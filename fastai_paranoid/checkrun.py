@@ -15,6 +15,7 @@ from fastai.callback.core import Callback, CancelFitException, defaults
 from .core import ParanoidWarning, DEPRECATED, Finding, emit, fingerprints, built_at, user_location, raw_bits
 from dataclasses import replace
 from .outcome import OutcomeGuard, ConstantInputGuard
+from .frozeninit import FrozenInitGuard
 from .discard import DiscardedFitGuard, reset_discard
 from .guards import NaNGuard
 from . import checks as _checks, sanity as _sanity # `sanity` patches `Learner.sanity_check`
@@ -312,7 +313,7 @@ def _note_seeded_shared(learn, other_label):
 def check_guards(sanity:bool=True, # run the sanity checks before each Learner's first fit
                  sanity_budget:float|None=None, # seconds of sanity checks per Learner (None: the default)
                 )->list:
-    "The guard classes `fastai-paranoid check` adds to `PARANOID_GUARDS`: `NaNStop`, `SeededSharedLoaders`, unless `sanity=False` `FirstFitSanityCheck`, `OutcomeGuard` for classifiers, `ConstantInputGuard`, `DiscardedFitGuard` (fresh classes: nothing is remembered from an earlier call)"
+    "The guard classes `fastai-paranoid check` adds to `PARANOID_GUARDS`: `NaNStop`, `SeededSharedLoaders`, unless `sanity=False` `FirstFitSanityCheck`, `OutcomeGuard` for classifiers, `ConstantInputGuard`, `FrozenInitGuard`, `DiscardedFitGuard` (fresh classes: nothing is remembered from an earlier call)"
     if not isinstance(sanity, bool): raise TypeError(f"check_guards: sanity must be True or False, got {sanity!r}.")
     if sanity_budget is not None and (isinstance(sanity_budget, bool) or not isinstance(sanity_budget, (int, float))
                                       or not math.isfinite(sanity_budget) or sanity_budget <= 0):
@@ -323,6 +324,8 @@ def check_guards(sanity:bool=True, # run the sanity checks before each Learner's
     guards.append(type('OutcomeGuard', (OutcomeGuard,), {'kinds': ('class', 'labels'), '__module__': __name__}))
     # inputs that reach the model constant in one phase only (zeroed or replaced between the DataLoader and the model)
     guards.append(ConstantInputGuard)
+    # frozen layers that still hold PyTorch's default random initialization (a trunk frozen that was never pretrained)
+    guards.append(FrozenInitGuard)
     # weights a fit moved away from, used again after it (a checkpoint or export made before the fit, loaded after it)
     reset_discard()
     guards.append(DiscardedFitGuard)

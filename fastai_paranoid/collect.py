@@ -228,6 +228,8 @@ EXPLAINS = {
     'check_input_values': NOT_TRAINING + ('check_gradient_flow', 'non_finite', 'check_input_dependency'),
     # inputs replaced by one value in one phase of the fit: the model learns nothing from them (or is judged on what it never saw)
     'constant_inputs': NOT_TRAINING,
+    # frozen layers at their random initialization compute noise that no step can correct: what trains behind them fits noise
+    'frozen_at_init': NOT_TRAINING,
     # the loss and the model's last activation or output count do not match (a softmax before cross-entropy, one output under
     # it): the loss's gradient is wrong or zero, so nothing behind it can train
     'check_loss_activation': NOT_TRAINING + ('check_gradient_flow',),

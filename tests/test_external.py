@@ -24,7 +24,6 @@ HEALTHY = ['tt2_fixed_08_overconfident_init.py',   # torchtest2 gallery bug 8's 
            'fastbook_04_mnist_basics_simple_net.py',
            'fastai_test_utils_synth_learner.py',   # fastai's own test fixture: a*x+b on 10 points
            'user_accuracy_multi_sparse_fixed.py',  # issue 17's sparse multi-label tags judged with F1ScoreMulti
-           'tt2_fixed_06_frozen_still_trained.py', # bug 6's fixed twin: a splitter, so learn.freeze() freezes the backbone
            'tt2_fixed_12_wrong_backward.py',       # bug 12's fixed twin: a custom autograd.Function with the right backward
            # PyTorch's/Ignite's MNIST net (F.dropout in forward, NLLLoss, SGD 0.01 momentum 0.5): it memorizes the batch with dropout
            # off; with its functional dropout on, the overfit check called it an error (issue 25)
@@ -57,6 +56,15 @@ def test_planted_bug_is_caught(corpus_checked, script, check):
     named = [f.get('check') or f.get('kind') for f in rec['findings'] if f.get('level') != 'info']
     assert rec['status'] == 'findings' and check in named, f"{script}: expected a {check} finding, got {rec['status']}: {named}\n{stdout[-3000:]}"
     assert f"{script}:" in stdout and check in stdout
+
+def test_a_backbone_frozen_at_its_random_initialization_is_the_one_finding(corpus_checked):
+    """bug 6's fixed twin: a splitter, so learn.freeze() freezes the backbone (no empty_freeze), but the backbone was never
+    pretrained: FrozenInitGuard's frozen_at_init warning, true of the script, is its one finding (bench_external: BY_DESIGN)"""
+    stdout, records = corpus_checked
+    rec = records['tt2_fixed_06_frozen_still_trained.py']
+    kinds = [(f.get('check') or f.get('kind'), f.get('level')) for f in rec['findings']]
+    assert kinds == [('frozen_at_init', 'warning')], (kinds, stdout[-3000:])
+    assert 'model.0.0 (Linear) [64, 32]' in str(rec['findings'][0]), rec['findings']
 
 def test_accuracy_multi_on_sparse_labels_is_caught(corpus_checked):
     "issue 17: accuracy_multi on 10 tags with 7% present scores 0.94 for 'no tag at all' -- check_metric_baseline notes it (info: advice, as on the fastai book's multi-label chapter; its twin, above, is silent)"
@@ -162,7 +170,7 @@ STATUS_EXIT = {'clean': 0, 'findings': 1, 'checks crashed': 2, 'failed': 2, 'not
 
 def _corpus() -> list:
     "Every script the tests above read, each once"
-    names = HEALTHY + [s for s, _ in CAUGHT] + ['user_accuracy_multi_sparse.py']
+    names = HEALTHY + [s for s, _ in CAUGHT] + ['user_accuracy_multi_sparse.py', 'tt2_fixed_06_frozen_still_trained.py']
     for bug, *_ in USER_CASES + LOOP_CASES + FIT_CASES + GAP_CASES: names += [bug, _twin(bug)]
     names += LOOP_NEIGHBOURS + GAP_NEIGHBOURS
     return list(dict.fromkeys(names))

@@ -13,7 +13,7 @@ BUGS = ROOT / 'tests' / 'bug_scripts'
 # eight healthy scripts of tests/external, each a few seconds, each clean without an info note: torchtest2's gallery with its bugs
 # fixed, and the fastai book's chapter 13 CNN (whose sanity checks make torch create torchinductor_<user> in TMPDIR)
 HEALTHY8 = ['tt2_fixed_01_optimizer_before_head.py', 'tt2_fixed_02_graph_cut.py', 'tt2_fixed_04_ignored_input.py', 'tt2_fixed_05_mask_ignored.py',
-            'tt2_fixed_06_frozen_still_trained.py', 'tt2_fixed_08_overconfident_init.py', 'fastbook_13_convolutions.py', 'tt2_fixed_12_wrong_backward.py']
+            'tt2_fixed_03_batch_first.py', 'tt2_fixed_08_overconfident_init.py', 'fastbook_13_convolutions.py', 'tt2_fixed_12_wrong_backward.py']
 
 @pytest.fixture(scope='module')
 def healthy8(tmp_path_factory):

@@ -427,7 +427,7 @@ def huge_init(p):
     return insert(p.text, 'learner', "for param in learn.model.parameters():\n    if param.dim() > 1: nn.init.normal_(param, std=3.0)")
 
 @operator('weights/freezing', 'fault', "TX Training > Training process > wrong layers frozen (everything but the head frozen, the body random); user_bug_32",
-          names=('check_frozen', 'frozen_head', 'only_norm_trains'))
+          names=('check_frozen', 'frozen_head', 'only_norm_trains', 'frozen_at_init', 'FrozenInitGuard'))
 def freeze_all_but_head(p):
     "Every parameter but the last layer's frozen, though the body was never trained"
     if p.app == 'lm': return None
