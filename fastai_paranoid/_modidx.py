@@ -298,6 +298,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                         'fastai_paranoid.checks.held_norm_layers': ( 'checks.html#held_norm_layers',
                                                                                      'fastai_paranoid/checks.py'),
                                         'fastai_paranoid.checks.learner_copy': ('checks.html#learner_copy', 'fastai_paranoid/checks.py'),
+                                        'fastai_paranoid.checks.loss_floor': ('checks.html#loss_floor', 'fastai_paranoid/checks.py'),
                                         'fastai_paranoid.checks.lr_schedulers': ('checks.html#lr_schedulers', 'fastai_paranoid/checks.py'),
                                         'fastai_paranoid.checks.lr_sweep': ('checks.html#lr_sweep', 'fastai_paranoid/checks.py'),
                                         'fastai_paranoid.checks.overfit_causes': ( 'checks.html#overfit_causes',

@@ -31,9 +31,9 @@ from .fitchecks import loss_broadcasts, loss_shape_finding, forward_order, last_
 
 # %% auto #0
 __all__ = ['data_classes', 'check_train_batches', 'check_loss_at_init', 'check_loss_activation', 'Curve', 'curve_points',
-           'overfit_one_batch', 'saturated_items', 'lr_schedulers', 'scheduler_peak', 'rate_setters', 'fit_rate',
-           'check_overfit_one_batch', 'overfit_causes', 'short_run', 'batch_losses', 'check_lr', 'LRSweep', 'lr_sweep',
-           'learner_copy', 'held_norm_layers', 'bn_holders', 'check_frozen']
+           'loss_floor', 'overfit_one_batch', 'saturated_items', 'lr_schedulers', 'scheduler_peak', 'rate_setters',
+           'fit_rate', 'check_overfit_one_batch', 'overfit_causes', 'short_run', 'batch_losses', 'check_lr', 'LRSweep',
+           'lr_sweep', 'learner_copy', 'held_norm_layers', 'bn_holders', 'check_frozen']
 
 # %% ../nbs/34_checks.ipynb #2da82469
 def _label_entropy(y:torch.Tensor, n_classes:int)->float|None:
@@ -468,6 +468,36 @@ def _trend(losses:list, span:int)->str:
     amount = f" {pct(abs(drop))}" if drop else ''
     return f"{how}{amount} (from {before:.4g} to {last:.4g}) over the last {span} of its {len(losses)} steps"
 
+def loss_floor(loss_func, # the Learner's loss function
+               pred:torch.Tensor, # outputs of the model on the batch: the shape, and where the search starts
+               yb:tuple, # the batch's targets
+               steps:int=300, # Adam steps on the outputs
+               lr:float=0.1, # their rate
+               settled:float=0.005, # converged when the loss fell less than this share over the last sixth of the steps
+              )->float:
+    "The lowest loss that any outputs reach on targets `yb`: outputs shaped like `pred`, optimized directly by Adam with no model between (a convex search for the usual losses). A loss that settles above 0 has a floor (label smoothing, soft targets, a bounded loss): no model can go below it. 0 where it keeps falling (the floor of cross-entropy on class ids is 0, reached only in the limit), where it cannot be told (outputs that are not one float tensor, a loss that raises or is not finite) or where it goes below 0"
+    if not isinstance(pred, torch.Tensor) or not pred.is_floating_point(): return 0.0
+    from fastai_paranoid.fitchecks import broadcast_growth
+    if yb and isinstance(yb[0], torch.Tensor) and broadcast_growth(pred.shape, yb[0].shape) is not None:
+        return 0.0 # outputs and targets whose shapes broadcast: the floor would be the broadcast's, a bug's, not the task's
+    out = pred.detach().float().as_subclass(torch.Tensor).clone().requires_grad_(True)
+    opt = torch.optim.Adam([out], lr=lr)
+    trace = []
+    try:
+        with torch.enable_grad():
+            for _ in range(steps):
+                opt.zero_grad()
+                loss = loss_func(out, *yb)
+                loss.backward()
+                opt.step()
+                trace.append(loss.detach().float().reshape(()))
+    except Exception: return 0.0 # a loss that needs more than one output tensor: no floor known
+    trace = torch.stack(trace).tolist() # one host read
+    if not all(math.isfinite(v) for v in trace): return 0.0
+    last, before = trace[-1], trace[-1 - steps // 6]
+    if last <= 0 or (before - last) > settled * before: return 0.0
+    return min(trace)
+
 def overfit_one_batch(learn:Learner, # the Learner, left as it is
                       steps:int=1000, # most optimizer steps
                       lr:float|None=None, # learning rate (default: the one the user trains with, `user_lr`)
@@ -476,6 +506,7 @@ def overfit_one_batch(learn:Learner, # the Learner, left as it is
                       budget:float|None=None, # seconds: the wall-clock safety net; when it runs out the run raises `CheckIncomplete`
                       every_accuracy:bool=False, # for classifiers, also record the batch accuracy after every step (one more forward per step)
                       work:float|None=None, # GFLOP the steps may cost (`work_per_step`): fewer than `steps` for a large model (None: `steps`)
+                      floor:dict|None=None, # when given, its 'value' is set at the first step to the batch's `loss_floor` (before `until` is first called)
                      )->dict:
     "Train a copy of the model in memorizing mode (dropout off, however it is applied; normalization on batch statistics) on the first items of the first training batch: the loss at each step and, for classifiers, the batch accuracy"
     loss_func = learn.loss_func
@@ -495,7 +526,9 @@ def overfit_one_batch(learn:Learner, # the Learner, left as it is
         stop = 'steps' if planned == steps else 'work'
         for _ in range(planned):
             opt.zero_grad()
-            loss = loss_func(predict(model, xb), *yb)
+            pred = predict(model, xb)
+            if floor is not None and 'value' not in floor: floor['value'] = loss_floor(loss_func, pred, yb)
+            loss = loss_func(pred, *yb)
             loss.backward()
             opt.step()
             losses.append(loss.item())
@@ -650,10 +683,16 @@ def check_overfit_one_batch(learn:Learner, # the Learner, left as it is
     lr_given = lr is not None
     lr, setters = fit_rate(learn, lr) # the user's own PyTorch scheduler gives the rate of the real fit; `setters`: callbacks that set one no check can read
     lr_given = lr_given or bool(lr_schedulers(learn))
-    target = lambda losses: max(atol, rtol * losses[0])
+    # the loss floor of the batch's targets (`loss_floor`: 0 for class ids and values, above 0 for label smoothing or soft targets):
+    # "near 0" is near that floor, since no model goes below it
+    floor = {}
+    low = lambda: floor.get('value', 0.0)
+    target = lambda losses: low() + max(atol, rtol * (losses[0] - low()))
     def stalled(losses): # a plateau counts only above `on_its_way` x step 0: XOR-like losses rest on plateaus far below their start
-        return len(losses) >= min_steps and _drop(losses, len(losses) // 4) < stall and losses[-1] > on_its_way * losses[0]
-    run = overfit_one_batch(learn, max_steps, lr, until=lambda l: l[-1] <= target(l) or stalled(l), max_items=max_items, budget=budget, work=work)
+        return (len(losses) >= min_steps and _drop(losses, len(losses) // 4) < stall
+                and losses[-1] - low() > on_its_way * (losses[0] - low()))
+    run = overfit_one_batch(learn, max_steps, lr, until=lambda l: l[-1] <= target(l) or stalled(l), max_items=max_items, budget=budget,
+                            work=work, floor=floor)
     n_trainable = sum(p.numel() for p in learn.model.parameters() if p.requires_grad)
     if run['stop'] == 'unaffordable':
         need = math.ceil(run['step_gflop'] * min_steps)
@@ -668,12 +707,17 @@ def check_overfit_one_batch(learn:Learner, # the Learner, left as it is
     measured = {'steps': len(losses), 'lr': lr, 'initial_loss': first, 'final_loss': last, 'drop_last_quarter': recent_drop, 'loss_curve': curve_points(losses),
                 'trainable_params': n_trainable}
     if run['accuracy'] is not None: measured['batch_accuracy'] = run['accuracy']
-    threshold = (f"loss <= max({atol}, {rtol} x step-0 loss) = {target(losses):.4f}; failed if it stalls above it and above {on_its_way} x step 0 "
+    if low() > 0: measured['loss_floor'] = low()
+    threshold = ((f"loss <= max({atol}, {rtol} x step-0 loss) = {target(losses):.4f}" if low() <= 0 else
+                  f"loss <= the targets' loss floor {low():.4f} + max({atol}, {rtol} x (step-0 loss - floor)) = {target(losses):.4f}")
+                 + f"; failed if it stalls above it and above {on_its_way} x step 0 "
                  f"(falls less than {pct(stall, 0)} over the last quarter of the run, judged after {min_steps} steps)")
     items = f"{run['batch_size']} items of the first batch at lr={lr:g}, dropout off ({n_trainable:,} trainable parameters)"
     if math.isfinite(last) and last <= target(losses):
+        floor_note = (f", near {low():.4f}, the lowest any outputs reach on these targets (its loss floor: label smoothing or soft "
+                      f"targets keep it above 0)" if low() > 0 else '')
         return CheckResult(name, 'passed', measured, threshold,
-                           f"the loss on {items} fell from {first:.4f} to {last:.4f} in {len(losses)} steps.")
+                           f"the loss on {items} fell from {first:.4f} to {last:.4f} in {len(losses)} steps{floor_note}.")
     story = f"after {len(losses)} steps on {items}, the loss went from {first:.4f} to {last:.4f}, above {target(losses):.4f}"
     span = max(1, len(losses) // 4)
     if math.isfinite(last) and run['stop'] in ('work', 'steps') and not stalled(losses):
