@@ -254,8 +254,9 @@ EXPLAINS = {
     # a batch that ends without zero_grad hands its gradient to the next: it also ended without its own step
     'stale_gradients': ('skipped_steps', 'unchanged_parameters'),
     'skipped_steps': ('unchanged_parameters',),
-    # a rate at which the copy does not train (too low, or diverging) is the rate the one-batch test stalls or diverges at
-    'check_lr': ('check_overfit_one_batch', 'check_metric_baseline', 'unchanged_parameters'),
+    # a rate at which the copy does not train (too low, or diverging) is the rate the one-batch test stalls or diverges at, and the
+    # rate at which the real fit's metric stays where it was and its model ends no better than a constant
+    'check_lr': ('check_overfit_one_batch', 'check_metric_baseline', 'unchanged_parameters', 'constant_metric', 'outcome_no_better_than_constant'),
     # items in both the training and the validation set are predicted from memory: a copy trained on scrambled labels scores
     # above chance on them, which is what the label-leak test measures
     'check_split_duplicates': ('check_label_leak',),

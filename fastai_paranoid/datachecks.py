@@ -812,7 +812,7 @@ def _pooled_fix(label:str, pooled:dict, kind:str)->str:
             f"and std keeps every value within |z| = {pooled['z_pooled']:.1f}")
 
 def _normalization_finding(x:torch.Tensor, label:str, bounds:dict, consumer, max_abs_mean:float, std_range:tuple, far_mean:float,
-                           far_std:float, kind:str='image', far_bounds:dict|None=None, unit:str|None=None)->dict:
+                           far_std:float, kind:str='image', far_bounds:dict|None=None, unit:str|None=None, tiny_scale:float=1e-2)->dict:
     "What the bounds of one input's channels say: `undecided` (channels that look far off, but whose bounds cannot tell), and when a channel is off, `text` (what is off, its worst channels), `warn` (far off, into a first layer `consumer` that does not normalize) and `fix`. Far off is judged on `far_bounds` when given (the whole training set's exact statistics); mildly off ('info') always on the confidence `bounds`, so that a small standardized training set whose mean is 0.3 by chance gets no note"
     unit = unit or ('channel' if x.ndim > 2 else 'feature')
     mean, std = bounds['mean'].float(), bounds['std'].float()
@@ -820,6 +820,19 @@ def _normalization_finding(x:torch.Tensor, label:str, bounds:dict, consumer, max
     scale_high = bounds['std_high'].clamp_min(1)
     fb = bounds if far_bounds is None else far_bounds
     far = live & (((fb['abs_mean_low'] > far_mean * fb['std_high'].clamp_min(1)) & (fb['abs_mean_low'] > far_std)) | (fb['std_low'] > far_std))
+    # far too small: the input as a whole (the median of its live channels) of magnitude below `tiny_scale`, or, into a first
+    # layer that normalizes, below what its eps lets it scale up (a BatchNorm divides by sqrt(var + eps): a channel whose var is
+    # well under eps comes out at std/sqrt(var + eps), far below 1, not standardized)
+    magnitude = torch.maximum(fb['abs_mean_high'], fb['std_high'])
+    eps = getattr(consumer, 'eps', None) if isinstance(consumer, _NORM_LAYERS) else None
+    if eps is not None: # each channel on its own: one the layer cannot scale up reaches the model at a tenth of unit scale or less
+        tiny_limit = math.sqrt(eps / 99) # std / sqrt(std^2 + eps) < 0.1 below it
+        tiny = live & (fb['std_high'] < tiny_limit)
+    else: # the input as a whole: a few rarely-lit pixels or rare features are small by nature
+        tiny_limit = tiny_scale
+        tiny = live & (magnitude < tiny_limit)
+        if not (live.any() and bool(magnitude[live].median() < tiny_limit)): tiny = tiny & False
+    far = far | tiny
     off = far | (live & ((bounds['abs_mean_low'] > max_abs_mean * scale_high) | (bounds['std_high'] < std_range[0]) | (bounds['std_low'] > std_range[1])))
     maybe_far = live & ~far & (((mean.abs() > far_mean * std.clamp_min(1)) & (mean.abs() > far_std)) | (std > far_std))
     if far_bounds is not None: maybe_far &= False # exact statistics: nothing left undecided
@@ -830,11 +843,24 @@ def _normalization_finding(x:torch.Tensor, label:str, bounds:dict, consumer, max
     worst_text = ', '.join(f"{unit} {c} mean {mean[c]:.3g} std {std[c]:.3g}" for c in worst)
     unit_range = bool(x.min() >= 0 and x.max() <= 1)
     normalizes = isinstance(consumer, _NORM_LAYERS)
-    what = "lies in [0, 1]" if unit_range else ("is far from mean 0, std 1" if far.any() else "is not standardized")
+    what = ("is far too small to standardize by itself" if tiny.any() and eps is not None else "is far too small: its magnitude is far below 1"
+            if tiny.any() else "lies in [0, 1]" if unit_range else ("is far from mean 0, std 1" if far.any() else "is not standardized"))
     text = (f"{label} {what}: {int(picked.sum())} of {len(mean)} {unit}s {'far ' if far.any() else ''}outside "
             f"|mean| <= {far_mean if far.any() else max_abs_mean} x max(1, std), std {'<= ' + str(far_std) if far.any() else 'in ' + str(list(std_range))}"
             f"{' (' + str(int((~live).sum())) + ' constant ' + unit + 's left out)' if (~live).any() else ''}; worst: {worst_text}")
-    res['warn'] = bool(far.any() and not normalizes)
+    res['warn'] = bool(far.any() and (not normalizes or tiny.any()))
+    if tiny.any():
+        worst = torch.nonzero(tiny).flatten().tolist()[:3]
+        if eps is not None:
+            out = (std[tiny] / (std[tiny] ** 2 + eps).sqrt()).max()
+            text = (f"{label} {what}: {int(tiny.sum())} of {len(mean)} {unit}s of std below {tiny_limit:.3g}; worst: "
+                    + ', '.join(f"{unit} {c} mean {mean[c]:.3g} std {std[c]:.3g}" for c in worst)
+                    + f"; the model's first layer {type(consumer).__name__} divides by sqrt(var + eps) with eps={eps:g}, so it brings them to a "
+                    f"std of {float(out):.2g} at most, not 1: it does not normalize them, and they reach the model as almost nothing")
+        else:
+            text = (f"{label} {what}: {int(tiny.sum())} of {len(mean)} {unit}s of magnitude (|mean| and std) below {tiny_limit:.3g}, the "
+                    f"median {float(magnitude[live].median()):.3g}; worst: " + ', '.join(f"{unit} {c} mean {mean[c]:.3g} std {std[c]:.3g}" for c in worst)
+                    + ": next to weights initialized for inputs of unit scale, they reach the model as almost nothing")
     res['text'] = text if res['warn'] else text + (f"; the model's first layer {type(consumer).__name__} normalizes it" if normalizes else '')
     res['fix'] = _normalization_fix(label, mean, std, unit, kind, x.ndim)
     return res
@@ -870,6 +896,7 @@ def check_input_normalization(learn, # the Learner whose training inputs are mea
                               std_range:tuple=(0.25, 4.0), # a channel's std outside this range is not unit scale: info
                               far_mean:float=4.0, # |mean| above this x max(1, std) is far off (0-255 pixels): warning, unless the model's first layer normalizes
                               far_std:float=50.0, # std (or |mean|) above this is far off (raw 0-255 pixels, features in the thousands): warning, unless the model's first layer normalizes; below it, unscaled features are a note
+                              tiny_scale:float=1e-2, # an input whose channels' median magnitude (|mean| and std) is below this is far too small: warning (into a first layer that normalizes, a channel whose std is below sqrt(eps / 99), which it cannot scale up)
                               max_items:int=1024, # a training set of at most this many items is read whole (exact statistics); a larger one, a seeded sample of this many, drawn without replacement
                               alpha:float=CHECK_ALPHA, # false-alarm rate of the confidence bounds on the means and stds
                               budget:float|None=None, # seconds of its wall-clock safety net (`safety_net`: at least `SAFETY_NET_MIN`; None: none); when it fires, 'incomplete'
@@ -877,6 +904,8 @@ def check_input_normalization(learn, # the Learner whose training inputs are mea
     "Input normalization: per-channel mean and std of the training inputs after the pipeline, over the whole training set (exact) or bounded from a random sample, judged against (0, 1)"
     name = 'check_input_normalization'
     threshold = (f"far off (|mean| > max({far_mean} x max(1, std), {far_std}) or std > {far_std}) into a model whose first layer does not normalize: warning; "
+                 f"far too small (the median channel's |mean| and std < {tiny_scale:g}; into a first layer that normalizes, a channel's std < "
+                 f"sqrt(eps / 99), which that layer brings to less than 0.1): warning; "
                  f"|mean| > {max_abs_mean} x max(1, std) or std outside {list(std_range)}: info; judged on the whole training set's statistics "
                  f"when it has at most {max_items} items, else on {1 - alpha:.1%} confidence bounds from a random sample of {max_items}")
     deadline = safety_net(budget)
@@ -903,7 +932,8 @@ def check_input_normalization(learn, # the Learner whose training inputs are mea
         measured[f'{label} mean'] = _values_text(bounds['mean'].float(), unit)
         measured[f'{label} std'] = _values_text(bounds['std'].float(), unit)
         finding = _normalization_finding(x, label, bounds, consumers.get(i), max_abs_mean, std_range, far_mean, far_std,
-                                         kind, channel_bounds(x, alpha, exact=True) if complete else None, 'pooled measure' if pooled else None)
+                                         kind, channel_bounds(x, alpha, exact=True) if complete else None, 'pooled measure' if pooled else None,
+                                         tiny_scale=tiny_scale)
         if finding['undecided']: undecided.append(finding['undecided'])
         if finding['text'] is None: continue
         (warnings_ if finding['warn'] else notes).append(finding['text'])
