@@ -21,6 +21,7 @@ from .experiments import *
 from .outcome import *
 from .discard import *
 from .frozeninit import *
+from .dropout import *
 from .guards import *
 from .loopguards import *
 from .fitchecks import *

@@ -16,6 +16,7 @@ from .core import ParanoidWarning, DEPRECATED, Finding, emit, fingerprints, buil
 from dataclasses import replace
 from .outcome import OutcomeGuard, ConstantInputGuard
 from .frozeninit import FrozenInitGuard
+from .dropout import DropoutGuard
 from .discard import DiscardedFitGuard, reset_discard
 from .guards import NaNGuard
 from . import checks as _checks, sanity as _sanity # `sanity` patches `Learner.sanity_check`
@@ -313,7 +314,7 @@ def _note_seeded_shared(learn, other_label):
 def check_guards(sanity:bool=True, # run the sanity checks before each Learner's first fit
                  sanity_budget:float|None=None, # seconds of sanity checks per Learner (None: the default)
                 )->list:
-    "The guard classes `fastai-paranoid check` adds to `PARANOID_GUARDS`: `NaNStop`, `SeededSharedLoaders`, unless `sanity=False` `FirstFitSanityCheck`, `OutcomeGuard` for classifiers, `ConstantInputGuard`, `FrozenInitGuard`, `DiscardedFitGuard` (fresh classes: nothing is remembered from an earlier call)"
+    "The guard classes `fastai-paranoid check` adds to `PARANOID_GUARDS`: `NaNStop`, `SeededSharedLoaders`, unless `sanity=False` `FirstFitSanityCheck`, `OutcomeGuard` for classifiers, `ConstantInputGuard`, `FrozenInitGuard`, `DropoutGuard`, `DiscardedFitGuard` (fresh classes: nothing is remembered from an earlier call)"
     if not isinstance(sanity, bool): raise TypeError(f"check_guards: sanity must be True or False, got {sanity!r}.")
     if sanity_budget is not None and (isinstance(sanity_budget, bool) or not isinstance(sanity_budget, (int, float))
                                       or not math.isfinite(sanity_budget) or sanity_budget <= 0):
@@ -326,6 +327,8 @@ def check_guards(sanity:bool=True, # run the sanity checks before each Learner's
     guards.append(ConstantInputGuard)
     # frozen layers that still hold PyTorch's default random initialization (a trunk frozen that was never pretrained)
     guards.append(FrozenInitGuard)
+    # dropout rates of 0.9 or more (a rate given as the share kept, a drop_mult past 1)
+    guards.append(DropoutGuard)
     # weights a fit moved away from, used again after it (a checkpoint or export made before the fit, loaded after it)
     reset_discard()
     guards.append(DiscardedFitGuard)

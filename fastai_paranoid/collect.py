@@ -230,6 +230,8 @@ EXPLAINS = {
     'constant_inputs': NOT_TRAINING,
     # frozen layers at their random initialization compute noise that no step can correct: what trains behind them fits noise
     'frozen_at_init': NOT_TRAINING,
+    # a dropout that keeps a tenth of its signal or less: what follows it trains on noise
+    'high_dropout': NOT_TRAINING,
     # the loss and the model's last activation or output count do not match (a softmax before cross-entropy, one output under
     # it): the loss's gradient is wrong or zero, so nothing behind it can train
     'check_loss_activation': NOT_TRAINING + ('check_gradient_flow',),

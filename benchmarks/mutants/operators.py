@@ -445,7 +445,8 @@ setattr(parent, head_name.rsplit('.', 1)[-1], nn.Linear(head.in_features, head.o
         'nn.Linear' in p.text or 'use_nn=True' in p.text or p.app in ('tabular', 'text', 'vision')) else None # (collab's dot product has no linear layer)
 
 # ------------------------------------------------------------------------------------------------------------ regularisation
-@operator('regularisation', 'fault', "DC change_dropout_rate (RDL); TX Model > Layers > Layer properties > wrong dropout rate (0.9)")
+@operator('regularisation', 'fault', "DC change_dropout_rate (RDL); TX Model > Layers > Layer properties > wrong dropout rate (0.9)",
+          names=('high_dropout', 'DropoutGuard'))
 def dropout_rate_high(p):
     return (sub(p.text, "config=tabular_config(ps=0.1)", "config=tabular_config(ps=0.9)") or sub(p.text, "nn.Dropout(0.1)", "nn.Dropout(0.9)")
             or resub(p.text, r"drop_mult=0\.\d", "drop_mult=1.9", count=1))
