@@ -7,7 +7,7 @@ alarm (what makes `fastai-paranoid check` exit 1); info notes are counted apart.
 
 Run by hand from the repository root: `python benchmarks/bench_loopguards_healthy.py [--n 60] [--seed 0] [--start 0] [--epochs 2] [--fit-guards]`
 (`--fit-guards`: the eight guards of 13_loopguards and 14_fitchecks as `paranoid()` installs them, in one `FitGuards`;
-`--outcome`: 37_outcome's `OutcomeGuard` (every kind, regressions included), `ConstantInputGuard`, 16a_frozeninit's `FrozenInitGuard` and 16b_dropout's `DropoutGuard`, beside them)."""
+`--outcome`: 37_outcome's `OutcomeGuard` (every kind, regressions included), `ConstantInputGuard`, `TargetOrderGuard`, 16a_frozeninit's `FrozenInitGuard` and 16b_dropout's `DropoutGuard`, beside them)."""
 import argparse, json, sys, time, warnings
 from collections import Counter
 from functools import partial
@@ -55,11 +55,11 @@ def run_one(d:dict, epochs:int, fit_guards:bool=False, outcome:bool=False) -> di
         guard = None
         if outcome:
             from fastai_paranoid.outcome import OutcomeGuard
-            from fastai_paranoid.outcome import ConstantInputGuard
+            from fastai_paranoid.outcome import ConstantInputGuard, TargetOrderGuard
             from fastai_paranoid.frozeninit import FrozenInitGuard
             from fastai_paranoid.dropout import DropoutGuard
             guard = OutcomeGuard()
-            learn.add_cbs([guard, ConstantInputGuard(), FrozenInitGuard(), DropoutGuard()])
+            learn.add_cbs([guard, ConstantInputGuard(), TargetOrderGuard(), FrozenInitGuard(), DropoutGuard()])
         with finding_sink(found.append), warnings.catch_warnings(), learn.no_bar(), learn.no_logging(), contextlib.redirect_stdout(io.StringIO()):
             warnings.simplefilter('ignore')
             train(learn, way, epochs)
@@ -77,7 +77,7 @@ def main(argv=None):
     parser.add_argument('--start', type=int, default=0, help='first draw (draws are fixed by index and seed, so a stopped run resumes where it stopped)')
     parser.add_argument('--epochs', type=int, default=2)
     parser.add_argument('--fit-guards', action='store_true', help="the eight guards of the real fit as paranoid() installs them (one FitGuards), not the four loop guards")
-    parser.add_argument('--outcome', action='store_true', help="also OutcomeGuard, ConstantInputGuard, FrozenInitGuard and DropoutGuard (OutcomeGuard's verdicts at several margins are printed at the end)")
+    parser.add_argument('--outcome', action='store_true', help="also OutcomeGuard, ConstantInputGuard, TargetOrderGuard, FrozenInitGuard and DropoutGuard (OutcomeGuard's verdicts at several margins are printed at the end)")
     parser.add_argument('--json', help='write every run (findings, OutcomeGuard verdict) to this file')
     args = parser.parse_args(argv)
     runs = []

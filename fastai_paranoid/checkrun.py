@@ -14,7 +14,7 @@ from fastai.callback.core import Callback, CancelFitException, defaults
 # fastai.callback.schedule is not imported: its import adds ProgressCallback to fastai's `defaults.callbacks`
 from .core import ParanoidWarning, DEPRECATED, Finding, emit, fingerprints, built_at, user_location, raw_bits
 from dataclasses import replace
-from .outcome import OutcomeGuard, ConstantInputGuard
+from .outcome import OutcomeGuard, ConstantInputGuard, TargetOrderGuard
 from .frozeninit import FrozenInitGuard
 from .dropout import DropoutGuard
 from .discard import DiscardedFitGuard, reset_discard
@@ -314,7 +314,7 @@ def _note_seeded_shared(learn, other_label):
 def check_guards(sanity:bool=True, # run the sanity checks before each Learner's first fit
                  sanity_budget:float|None=None, # seconds of sanity checks per Learner (None: the default)
                 )->list:
-    "The guard classes `fastai-paranoid check` adds to `PARANOID_GUARDS`: `NaNStop`, `SeededSharedLoaders`, unless `sanity=False` `FirstFitSanityCheck`, `OutcomeGuard` for classifiers, `ConstantInputGuard`, `FrozenInitGuard`, `DropoutGuard`, `DiscardedFitGuard` (fresh classes: nothing is remembered from an earlier call)"
+    "The guard classes `fastai-paranoid check` adds to `PARANOID_GUARDS`: `NaNStop`, `SeededSharedLoaders`, unless `sanity=False` `FirstFitSanityCheck`, `OutcomeGuard` for classifiers, `ConstantInputGuard`, `TargetOrderGuard`, `FrozenInitGuard`, `DropoutGuard`, `DiscardedFitGuard` (fresh classes: nothing is remembered from an earlier call)"
     if not isinstance(sanity, bool): raise TypeError(f"check_guards: sanity must be True or False, got {sanity!r}.")
     if sanity_budget is not None and (isinstance(sanity_budget, bool) or not isinstance(sanity_budget, (int, float))
                                       or not math.isfinite(sanity_budget) or sanity_budget <= 0):
@@ -325,6 +325,8 @@ def check_guards(sanity:bool=True, # run the sanity checks before each Learner's
     guards.append(type('OutcomeGuard', (OutcomeGuard,), {'kinds': ('class', 'labels'), '__module__': __name__}))
     # inputs that reach the model constant in one phase only (zeroed or replaced between the DataLoader and the model)
     guards.append(ConstantInputGuard)
+    # targets a callback reordered against inputs it left as they were
+    guards.append(TargetOrderGuard)
     # frozen layers that still hold PyTorch's default random initialization (a trunk frozen that was never pretrained)
     guards.append(FrozenInitGuard)
     # dropout rates of 0.9 or more (a rate given as the share kept, a drop_mult past 1)

@@ -228,6 +228,8 @@ EXPLAINS = {
     'check_input_values': NOT_TRAINING + ('check_gradient_flow', 'non_finite', 'check_input_dependency'),
     # inputs replaced by one value in one phase of the fit: the model learns nothing from them (or is judged on what it never saw)
     'constant_inputs': NOT_TRAINING,
+    # targets reordered against their inputs: each item is trained toward another's target, so nothing that carries is learned
+    'targets_reordered': NOT_TRAINING,
     # frozen layers at their random initialization compute noise that no step can correct: what trains behind them fits noise
     'frozen_at_init': NOT_TRAINING,
     # a dropout that keeps a tenth of its signal or less: what follows it trains on noise

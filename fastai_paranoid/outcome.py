@@ -12,7 +12,8 @@ from .loopguards import LoopGuard
 from .checkutils import applies_log_softmax, applies_sigmoid, expects_log_probs, class_axis
 
 # %% auto #0
-__all__ = ['OutcomeWarning', 'OutcomeGuard', 'ConstantInputWarning', 'ConstantInputGuard']
+__all__ = ['OutcomeWarning', 'OutcomeGuard', 'ConstantInputWarning', 'ConstantInputGuard', 'TargetOrderWarning',
+           'TargetOrderGuard']
 
 # %% ../nbs/37_outcome.ipynb #43430e61
 class OutcomeWarning(ParanoidWarning):
@@ -202,4 +203,58 @@ class ConstantInputGuard(LoopGuard):
             f"self.learn.xb (under `if self.training` or not), a batch transform that applies to one split only, a Dataset that returns "
             f"a placeholder for one split. The model must receive the real inputs in both phases",
             ConstantInputWarning)
+
+
+# %% ../nbs/37_outcome.ipynb #073b3a8f
+class TargetOrderWarning(ParanoidWarning):
+    "A callback reordered a fit's targets against their inputs"
+
+def _reordered(new:tuple, old:tuple)->bool:
+    "Do the target tensors `new` hold the values of `old` in another order (the same shape, not equal, equal once sorted)?"
+    hit = False
+    for t, t0 in zip(new, old):
+        if t is t0 or not (isinstance(t, torch.Tensor) and isinstance(t0, torch.Tensor)) or t.shape != t0.shape or t.dtype != t0.dtype: continue
+        if torch.equal(t, t0): continue
+        if torch.equal(t.flatten().sort().values, t0.flatten().sort().values): hit = True
+        else: return False # other values: not a reordering
+    return hit
+
+def _same_tensor(u, v)->bool:
+    "Are `u` and `v` the same tensor, or views of the same memory with the same shape and strides (fastai's CastToTensor makes plain-tensor views of a batch)?"
+    if u is v: return True
+    return (isinstance(u, torch.Tensor) and isinstance(v, torch.Tensor) and u.data_ptr() == v.data_ptr() and u.shape == v.shape
+            and u.stride() == v.stride() and u.dtype == v.dtype)
+
+def _batch_callbacks(learn)->list:
+    "The names of the Learner's callbacks from outside fastai and this library that define `before_batch`: the ones that could reorder a batch"
+    return [type(cb).__name__ for cb in learn.cbs if callable(getattr(type(cb), 'before_batch', None))
+            and not type(cb).__module__.startswith(('fastai.', 'fastai_paranoid'))]
+
+class TargetOrderGuard(LoopGuard):
+    "Over each real fit, report batches whose targets a callback reordered against inputs it left as they were: each item is then trained (or scored) toward another item's target. Compares only where `learn.yb` was replaced and `learn.xb` was not"
+    run_valid = True # a reordering in validation scores each item against another's target
+    order = -100 # before the user's callbacks at before_batch: the batch as fastai split it
+    def start(self): self.x0 = self.y0 = None; self.n = {True: 0, False: 0}; self.hits = {True: 0, False: 0}
+    def before_batch(self):
+        if self.watching: self.x0, self.y0 = self.learn.xb, self.learn.yb
+    def after_pred(self):
+        if not self.watching or self.y0 is None: return
+        learn = self.learn
+        phase = bool(learn.training)
+        self.n[phase] += 1
+        xb, yb = learn.xb, learn.yb
+        same = lambda a, b: len(a) == len(b) and all(_same_tensor(u, v) for u, v in zip(a, b))
+        if same(yb, self.y0) or not same(xb, self.x0): return # targets untouched, or inputs replaced too (MixUp, CutMix): not judged
+        if _reordered(yb, self.y0): self.hits[phase] += 1
+    def finish(self):
+        if not any(self.hits.values()): return
+        where = ' and '.join(f"{self.hits[p]} of {self.n[p]} {'training' if p else 'validation'} batches" for p in (True, False) if self.hits[p])
+        cbs = _batch_callbacks(self.learn)
+        self._emit('targets_reordered', 'warning',
+            f"in {where} of this fit, the targets the loss saw were the loader's targets in another order while the inputs stayed in "
+            f"theirs: each item was {'trained' if self.hits[True] else 'scored'} against another item's target"
+            + (f". Callbacks that act at before_batch: {', '.join(cbs)}" if cbs else ''),
+            "find what sets self.learn.yb without self.learn.xb at before_batch: index inputs and targets with the same permutation "
+            "(idx = torch.randperm(bs); xb[idx], yb[idx]), or leave the batch's order to the DataLoader (shuffle=True)",
+            TargetOrderWarning)
 

@@ -484,7 +484,7 @@ def skip_backward(p):
     return with_callback(p.text, cls, 'SkipBackward()')
 
 @operator('loop/callbacks', 'fault', "IS Structural bug > data flow (a callback shuffles the targets inside each batch); TX Training data quality > wrong labels",
-          names=('check_metric_baseline',))
+          names=('check_metric_baseline', 'targets_reordered', 'TargetOrderGuard'))
 def shuffle_targets_in_batch(p):
     if p.app == 'lm': return None
     cls = ("class ShuffleTargets(Callback):\n    def before_batch(self):\n        if self.training:\n"
