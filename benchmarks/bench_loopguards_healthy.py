@@ -34,7 +34,7 @@ def train(learn, way:str, epochs:int):
     elif way == 'fine_tune': learn.fine_tune(epochs - 1, 1e-3)
     else: raise ValueError(way)
 
-def run_one(d:dict, epochs:int, fit_guards:bool=False, outcome:bool=False) -> dict:
+def run_one(d:dict, epochs:int, fit_guards:bool=False, outcome:bool=False, outcome_kw:dict|None=None) -> dict:
     import contextlib, io, torch
     import fastai.callback.progress # noqa: F401 (learn.no_bar; the first draws' families do not import it)
     import fastai.callback.schedule # noqa: F401 (fit_one_cycle: a run of --draws may start with a family that does not import it)
@@ -58,7 +58,7 @@ def run_one(d:dict, epochs:int, fit_guards:bool=False, outcome:bool=False) -> di
             from fastai_paranoid.outcome import ConstantInputGuard, TargetOrderGuard
             from fastai_paranoid.frozeninit import FrozenInitGuard
             from fastai_paranoid.dropout import DropoutGuard
-            guard = OutcomeGuard()
+            guard = OutcomeGuard(**(outcome_kw or {}))
             learn.add_cbs([guard, ConstantInputGuard(), TargetOrderGuard(), FrozenInitGuard(), DropoutGuard()])
         with finding_sink(found.append), warnings.catch_warnings(), learn.no_bar(), learn.no_logging(), contextlib.redirect_stdout(io.StringIO()):
             warnings.simplefilter('ignore')
@@ -79,10 +79,12 @@ def main(argv=None):
     parser.add_argument('--fit-guards', action='store_true', help="the eight guards of the real fit as paranoid() installs them (one FitGuards), not the four loop guards")
     parser.add_argument('--outcome', action='store_true', help="also OutcomeGuard, ConstantInputGuard, TargetOrderGuard, FrozenInitGuard and DropoutGuard (OutcomeGuard's verdicts at several margins are printed at the end)")
     parser.add_argument('--json', help='write every run (findings, OutcomeGuard verdict) to this file')
+    parser.add_argument('--outcome-min-steps', type=int, default=None, help="OutcomeGuard's min_steps (default: its own)")
     args = parser.parse_args(argv)
     runs = []
     for i in (args.draws or range(args.start, args.n)):
-        r = run_one(draw(i, args.seed), args.epochs, args.fit_guards, args.outcome)
+        r = run_one(draw(i, args.seed), args.epochs, args.fit_guards, args.outcome,
+                    {} if args.outcome_min_steps is None else {'min_steps': args.outcome_min_steps})
         runs.append(r)
         status = r['error'] or ('; '.join(f"{k} ({l})" for k, l, _ in r['findings']) or 'silent')
         print(f"{i:4d} {r['family']:11s} {r['way']:23s} n={r['n']:4d} {r['seconds']:5.1f}s  {status}", flush=True)
