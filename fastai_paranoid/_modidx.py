@@ -1267,6 +1267,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                        'fastai_paranoid.fresh.seed_everything': ('fresh.html#seed_everything', 'fastai_paranoid/fresh.py')},
             'fastai_paranoid.frozeninit': { 'fastai_paranoid.frozeninit.FrozenInitGuard': ( 'frozeninit.html#frozeninitguard',
                                                                                             'fastai_paranoid/frozeninit.py'),
+                                            'fastai_paranoid.frozeninit.FrozenInitGuard._read': ( 'frozeninit.html#frozeninitguard._read',
+                                                                                                  'fastai_paranoid/frozeninit.py'),
                                             'fastai_paranoid.frozeninit.FrozenInitGuard.finish': ( 'frozeninit.html#frozeninitguard.finish',
                                                                                                    'fastai_paranoid/frozeninit.py'),
                                             'fastai_paranoid.frozeninit.FrozenInitGuard.start': ( 'frozeninit.html#frozeninitguard.start',

@@ -49,6 +49,9 @@ def _inside_fine_tune()->bool:
 class FrozenInitGuard(LoopGuard):
     "At each real fit (not one of `fine_tune`'s), report frozen Linear and convolution weights that still hold PyTorch's default random initialization: the layers they feed compute random features that the fit cannot train. Reads the frozen weights once, at the fit's start"
     def start(self):
+        try: self._read()
+        except Exception: self.found = [] # weights this guard cannot read (meta, quantized): not judged, and the fit goes on
+    def _read(self):
         self.found = [] if _inside_fine_tune() else [
             (name, m, ev) for name, m in self.learn.model.named_modules() if isinstance(m, INIT_LAYERS)
             and isinstance(getattr(m, 'weight', None), nn.Parameter) and not m.weight.requires_grad
