@@ -25,7 +25,7 @@ Run from the repository root: `nice python benchmarks/bench_mutants.py [--sample
 [--ops a,b] [--pipelines a,b]`. The sample is stratified by operator (round-robin over the operators, each one's
 pipelines in a random order of `--seed`). Results are written after every batch to PREFIX.json, and the tables to
 PREFIX.txt at the end (`--from-json PREFIX.json` prints them again)."""
-import argparse, itertools, json, os, random, shutil, subprocess, sys, tempfile, time
+import argparse, itertools, json, os, random, re, shutil, subprocess, sys, tempfile, time
 from collections import Counter, defaultdict
 from pathlib import Path
 
@@ -135,9 +135,12 @@ def standing(it:dict, levels=ALARM_LEVELS) -> list:
     return [f for f in fs if not f.get('explained_by') and (f.get('level') or f.get('severity')) in levels]
 
 def names_fault(it:dict) -> bool:
-    "A standing warning or error names the operator's fault"
+    "A standing warning or error names the operator's fault: its check, kind or guard is one of the operator's `names`, or, for a name 'cause:TEXT', the cause a controlled experiment found (`cause_found=` in its evidence, nbs/34b_experiments) begins with TEXT"
     wanted = set(OPERATORS[it['op']].names)
-    return any({finding_name(f), f.get('kind') or '', f.get('guard') or ''} & wanted for f in standing(it))
+    causes = [w[len('cause:'):] for w in wanted if w.startswith('cause:')]
+    found = lambda f: re.search(r"cause_found=(.*?)(?:, tried=|$)", f.get('evidence') or '')
+    return any({finding_name(f), f.get('kind') or '', f.get('guard') or ''} & wanted
+               or any((m := found(f)) and m.group(1).startswith(c) for c in causes) for f in standing(it))
 
 # ------------------------------------------------------------------------------------------------------------ report
 def report(data:dict) -> str:

@@ -86,6 +86,11 @@ def standing(findings:list) -> list:
     "The findings that stand on their own at warning or error"
     return [f for f in findings if (f.get('level') or f.get('severity')) in ('error', 'warning') and not f.get('explained_by')]
 
+def _cause_named(f:dict, kinds) -> bool:
+    "Does a name 'cause:TEXT' of the operator match the cause a controlled experiment found (`cause_found=` in the finding's evidence, nbs/34b_experiments)?"
+    m = re.search(r"cause_found=(.*?)(?:, tried=|$)", f.get('evidence') or '')
+    return bool(m) and any(k.startswith('cause:') and m.group(1).startswith(k[len('cause:'):]) for k in kinds)
+
 def score(records:dict, causes:dict, twins:dict=None) -> dict:
     "Print the matrix and the summary; `records` maps a script's name to its check record (status, findings)"
     rows, n_standing, caught, one = [], [], 0, 0
@@ -94,7 +99,7 @@ def score(records:dict, causes:dict, twins:dict=None) -> dict:
         rec = records.get(name)
         if rec is None: continue
         st = standing(rec.get('findings', []))
-        named = any(f['kind'] in kinds for f in st)
+        named = any(f['kind'] in kinds or _cause_named(f, kinds) for f in st)
         exact = len(st) == 1 and named
         n_standing.append(len(st)); caught += named; one += exact
         shown = ', '.join(f"{f['kind']} ({f.get('level') or f.get('severity')})" for f in st) or '-'

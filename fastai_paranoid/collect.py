@@ -230,8 +230,6 @@ EXPLAINS = {
     'constant_inputs': NOT_TRAINING,
     # targets reordered against their inputs: each item is trained toward another's target, so nothing that carries is learned
     'targets_reordered': NOT_TRAINING,
-    # frozen layers at their random initialization compute noise that no step can correct: what trains behind them fits noise
-    'frozen_at_init': NOT_TRAINING,
     # a dropout that keeps a tenth of its signal or less: what follows it trains on noise
     'high_dropout': NOT_TRAINING,
     # the loss and the model's last activation or output count do not match (a softmax before cross-entropy, one output under
@@ -244,8 +242,11 @@ EXPLAINS = {
     # parameters the optimizer does not hold, or a head left out of training, never move
     'check_optimizer_coverage': NOT_TRAINING + ('frozen_head', 'only_norm_trains', 'optimizer_params'),
     'optimizer_params': NOT_TRAINING + ('frozen_head', 'only_norm_trains'),
-    'frozen_head': NOT_TRAINING,
-    'only_norm_trains': NOT_TRAINING,
+    # (a head frozen, or all but the normalization layers: the layers frozen with it may never have trained either)
+    'frozen_head': NOT_TRAINING + ('frozen_at_init',),
+    'only_norm_trains': NOT_TRAINING + ('frozen_at_init',),
+    # frozen layers at their random initialization compute noise that no step can correct: what trains behind them fits noise
+    'frozen_at_init': NOT_TRAINING,
     # parameters that get no gradient (a cut graph) cannot learn; a gradient that is NaN at init is the NaN the fit meets; a
     # forward that multiplies by zero everywhere (zero weights, a layer whose every unit is dead) also cuts the input off
     'check_gradient_flow': NOT_TRAINING + ('non_finite', 'check_input_dependency'),
@@ -266,6 +267,9 @@ EXPLAINS = {
     'check_split_duplicates': ('check_label_leak',),
     'check_split_overlap': ('check_label_leak',),
     'split_overlap': ('check_label_leak',),
+    # a loss at init far from what the class frequencies give: the fit starts from confident wrong outputs (an init far too
+    # large), and a fit from there can end no better than the frequencies, its metric stuck
+    'check_loss_at_init': ('outcome_no_better_than_constant', 'constant_metric', 'check_metric_baseline'),
     # parameters that never change give the same predictions after every epoch, so the metric cannot move
     'unchanged_parameters': ('constant_metric', 'check_metric_baseline', 'outcome_no_better_than_constant'),
 }

@@ -321,13 +321,15 @@ def relu_on_output(p):
     if last: return sub(p.text, last, last + ', nn.ReLU()')
     return sub(p.text, "nn.Conv2d(16, N_OUT, 1))", "nn.Conv2d(16, N_OUT, 1), nn.ReLU())")
 
-@operator('model/activation', 'fault', "DC remove_activation_function (ARM); TX Model > Layers > Activation function > missing activation function")
+@operator('model/activation', 'fault', "DC remove_activation_function (ARM); TX Model > Layers > Activation function > missing activation function",
+          names=('cause:with a ReLU after each linear layer',))
 def remove_activations(p):
     "Every ReLU removed: the network collapses to a linear model"
     if 'inline_model' not in p.tags: return None
     return sub(p.text, "nn.ReLU()", "nn.Identity()", 0)
 
-@operator('model/activation', 'fault', "DC change_activation_function (ACH); TX Model > Layers > Activation function > wrong type of activation function")
+@operator('model/activation', 'fault', "DC change_activation_function (ACH); TX Model > Layers > Activation function > wrong type of activation function",
+          names=('cause:with its hidden',))
 def sigmoid_activations(p):
     if 'inline_model' not in p.tags: return None
     return sub(p.text, "nn.ReLU()", "nn.Sigmoid()", 0)
