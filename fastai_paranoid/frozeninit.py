@@ -64,7 +64,7 @@ class FrozenInitGuard(LoopGuard):
                           f"{ev['bound']:.4f}, KS {ev['ks']:.4f} < {ev['ks_limit']:.4f}" for name, m, ev in self.found[:3])
         more = f" and {len(self.found) - 3} more" if len(self.found) > 3 else ''
         self._emit('frozen_at_init', 'warning',
-            f"{len(self.found)} frozen weight tensors ({values:,} values, {values / max(self.total, 1):.0%} of the model's) still hold PyTorch's "
+            f"{len(self.found)} frozen weight tensor{'s' if len(self.found) > 1 else ''} ({values:,} values, {values / max(self.total, 1):.0%} of the model's) still hold{'' if len(self.found) > 1 else 's'} PyTorch's "
             f"default random initialization, uniform in ±1/sqrt(fan_in): {shown}{more}. No fit trained them and no load replaced them, "
             f"so the layers they belong to compute random features, and this fit trains only what comes after them",
             "train them: leave them trainable (no requires_grad_(False), no learn.freeze() on a model built from scratch; "
