@@ -474,9 +474,11 @@ def loss_floor(loss_func, # the Learner's loss function
                steps:int=300, # Adam steps on the outputs
                lr:float=0.1, # their rate
                settled:float=0.005, # converged when the loss fell less than this share over the last sixth of the steps
+               max_values:int=100_000, # outputs with more values are not searched (0: no floor claimed)
               )->float:
     "The lowest loss that any outputs reach on targets `yb`: outputs shaped like `pred`, optimized directly by Adam with no model between (a convex search for the usual losses). A loss that settles above 0 has a floor (label smoothing, soft targets, a bounded loss): no model can go below it. 0 where it keeps falling (the floor of cross-entropy on class ids is 0, reached only in the limit), where it cannot be told (outputs that are not one float tensor, a loss that raises or is not finite) or where it goes below 0"
     if not isinstance(pred, torch.Tensor) or not pred.is_floating_point(): return 0.0
+    if pred.numel() > max_values: return 0.0 # dense outputs (a segmentation map): the search would cost more than the check it serves
     from fastai_paranoid.fitchecks import broadcast_growth
     if yb and isinstance(yb[0], torch.Tensor) and broadcast_growth(pred.shape, yb[0].shape) is not None:
         return 0.0 # outputs and targets whose shapes broadcast: the floor would be the broadcast's, a bug's, not the task's
