@@ -3,28 +3,19 @@ reductions of each batch's inputs, on their device) and `TargetOrderGuard` (iden
 the targets), 16a_frozeninit's `FrozenInitGuard` and 16b_dropout's `DropoutGuard` (once per fit), with `OutcomeGuard` beside them
 as check adds it. Plain and guarded fits interleaved in one run, so that a shared machine's load hits both alike; reports the ratio
 of the best times and the median of the pairs' ratios. Run by hand: `python benchmarks/bench_checkguards_overhead.py`."""
-import statistics, sys, time, warnings
+import statistics, sys
 from pathlib import Path
 import torch
 import fastai.callback.progress # noqa: F401 (learn.no_bar())
-from torch import nn
 torch.set_num_threads(1)
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from fastai_paranoid.fresh import fresh_learner
 from fastai_paranoid.outcome import OutcomeGuard, ConstantInputGuard, TargetOrderGuard
 from fastai_paranoid.frozeninit import FrozenInitGuard
 from fastai_paranoid.dropout import DropoutGuard
 from fastai_paranoid.fixtures import digits_dls, digits_trunk, transfer_model, xor_dls, build_mlp
+from bench_loopguards_overhead import one # a fit, timed
 
 NEW = (ConstantInputGuard, TargetOrderGuard, FrozenInitGuard, DropoutGuard)
-
-def one(dls_fn, model_fn, cbs, epochs):
-    learn = fresh_learner(dls_fn, model_fn, cbs=cbs, loss_func=nn.CrossEntropyLoss())
-    with learn.no_bar(), learn.no_logging(), warnings.catch_warnings():
-        warnings.simplefilter('ignore')
-        start = time.perf_counter()
-        learn.fit(epochs, 1e-3)
-        return time.perf_counter() - start
 
 tasks = {'digits CNN (BatchNorm)': (lambda: digits_dls(bs=64), lambda: transfer_model(digits_trunk(), 10), 5, 5),
          'MLP (XOR, width 256)': (lambda: xor_dls(n_valid=512), lambda: build_mlp(width=256), 5, 7)}

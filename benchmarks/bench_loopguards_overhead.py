@@ -30,12 +30,13 @@ def one(dls_fn, model_fn, cbs, epochs):
         learn.fit(epochs, 1e-3)
         return time.perf_counter() - start
 
-tasks = {'resnet18, 64 px': (images_dls, resnet18_64, 1, 3), 'digits CNN (BatchNorm)': (lambda: digits_dls(bs=64), lambda: transfer_model(digits_trunk(), 10), 5, 5),
-         'MLP (XOR, width 256)': (lambda: xor_dls(n_valid=512), lambda: build_mlp(width=256), 5, 7)}
-for name, (dls_fn, model_fn, epochs, pairs) in tasks.items():
-    plain, guarded = [], []
-    for _ in range(pairs):
-        plain.append(one(dls_fn, model_fn, [], epochs))
-        guarded.append(one(dls_fn, model_fn, [g() for g in LOOP_GUARDS], epochs))
-    print(f"{name}: plain best {min(plain):.3f}s, guarded best {min(guarded):.3f}s ({epochs} epochs, {pairs} interleaved pairs): "
-          f"ratio of bests x{min(guarded) / min(plain):.3f}, median of pair ratios x{statistics.median(g / p for g, p in zip(guarded, plain)):.3f}", flush=True)
+if __name__ == '__main__': # importable: bench_checkguards_overhead times its fits with `one`
+    tasks = {'resnet18, 64 px': (images_dls, resnet18_64, 1, 3), 'digits CNN (BatchNorm)': (lambda: digits_dls(bs=64), lambda: transfer_model(digits_trunk(), 10), 5, 5),
+             'MLP (XOR, width 256)': (lambda: xor_dls(n_valid=512), lambda: build_mlp(width=256), 5, 7)}
+    for name, (dls_fn, model_fn, epochs, pairs) in tasks.items():
+        plain, guarded = [], []
+        for _ in range(pairs):
+            plain.append(one(dls_fn, model_fn, [], epochs))
+            guarded.append(one(dls_fn, model_fn, [g() for g in LOOP_GUARDS], epochs))
+        print(f"{name}: plain best {min(plain):.3f}s, guarded best {min(guarded):.3f}s ({epochs} epochs, {pairs} interleaved pairs): "
+              f"ratio of bests x{min(guarded) / min(plain):.3f}, median of pair ratios x{statistics.median(g / p for g, p in zip(guarded, plain)):.3f}", flush=True)

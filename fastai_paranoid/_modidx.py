@@ -1275,8 +1275,6 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                                                                                   'fastai_paranoid/frozeninit.py'),
                                             'fastai_paranoid.frozeninit.FrozenInitWarning': ( 'frozeninit.html#frozeninitwarning',
                                                                                               'fastai_paranoid/frozeninit.py'),
-                                            'fastai_paranoid.frozeninit._inside_fine_tune': ( 'frozeninit.html#_inside_fine_tune',
-                                                                                              'fastai_paranoid/frozeninit.py'),
                                             'fastai_paranoid.frozeninit.at_default_init': ( 'frozeninit.html#at_default_init',
                                                                                             'fastai_paranoid/frozeninit.py'),
                                             'fastai_paranoid.frozeninit.init_evidence': ( 'frozeninit.html#init_evidence',

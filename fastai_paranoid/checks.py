@@ -483,18 +483,15 @@ def loss_floor(loss_func, # the Learner's loss function
     if yb and isinstance(yb[0], torch.Tensor) and broadcast_growth(pred.shape, yb[0].shape) is not None:
         return 0.0 # outputs and targets whose shapes broadcast: the floor would be the broadcast's, a bug's, not the task's
     out = pred.detach().float().as_subclass(torch.Tensor).clone().requires_grad_(True)
-    m, v = torch.zeros_like(out), torch.zeros_like(out) # Adam's moments, written out: torch.optim.Adam.step imports torch._dynamo (seconds of CPU)
+    opt = datachecks._Adam([out], lr=lr) # torch.optim.Adam.step imports torch._dynamo (seconds of CPU): the written-out one
     trace = []
     try:
         with torch.enable_grad():
-            for t in range(1, steps + 1):
-                out.grad = None
+            for _ in range(steps):
+                opt.zero_grad()
                 loss = loss_func(out, *yb)
                 loss.backward()
-                with torch.no_grad():
-                    m.mul_(0.9).add_(out.grad, alpha=0.1)
-                    v.mul_(0.999).addcmul_(out.grad, out.grad, value=0.001)
-                    out -= lr * (m / (1 - 0.9 ** t)) / ((v / (1 - 0.999 ** t)).sqrt() + 1e-8)
+                opt.step()
                 trace.append(loss.detach().float().reshape(()))
     except Exception: return 0.0 # a loss that needs more than one output tensor: no floor known
     trace = torch.stack(trace).tolist() # one host read

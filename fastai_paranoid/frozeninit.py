@@ -4,11 +4,12 @@
 
 # %% ../nbs/16a_frozeninit.ipynb #f1a0c003
 from __future__ import annotations
-import math, sys
+import math
 import torch
 from torch import nn
 from .core import ParanoidWarning
 from .loopguards import LoopGuard
+from .bn import fine_tune_phase
 
 # %% auto #0
 __all__ = ['INIT_LAYERS', 'FrozenInitWarning', 'init_evidence', 'at_default_init', 'FrozenInitGuard']
@@ -38,21 +39,13 @@ def at_default_init(w:torch.Tensor)->bool:
     "Does `w` hold the signature of PyTorch's default initialization (`init_evidence`)?"
     return init_evidence(w) is not None
 
-def _inside_fine_tune()->bool:
-    "Is the current fit one of fastai's `Learner.fine_tune` (its frozen first fit is followed by an unfrozen one)?"
-    f = sys._getframe(1)
-    while f is not None:
-        if f.f_code.co_name == 'fine_tune' and 'fastai' in f.f_code.co_filename: return True
-        f = f.f_back
-    return False
-
 class FrozenInitGuard(LoopGuard):
     "At each real fit (not one of `fine_tune`'s), report frozen Linear and convolution weights that still hold PyTorch's default random initialization: the layers they feed compute random features that the fit cannot train. Reads the frozen weights once, at the fit's start"
     def start(self):
         try: self._read()
         except Exception: self.found = [] # weights this guard cannot read (meta, quantized): not judged, and the fit goes on
     def _read(self):
-        self.found = [] if _inside_fine_tune() else [
+        self.found = [] if fine_tune_phase(self.learn) == 'frozen' else [ # fine_tune's second fit unfreezes them
             (name, m, ev) for name, m in self.learn.model.named_modules() if isinstance(m, INIT_LAYERS)
             and isinstance(getattr(m, 'weight', None), nn.Parameter) and not m.weight.requires_grad
             for ev in [init_evidence(m.weight)] if ev is not None]
