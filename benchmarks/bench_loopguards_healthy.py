@@ -66,10 +66,8 @@ def run_one(d:dict, epochs:int, fit_guards:bool=False, outcome:bool=False, outco
     except Exception as e:
         return {**d, 'way': way, 'error': f'{type(e).__name__}: {e}'[:300], 'findings': [], 'seconds': time.perf_counter() - start}
     verdict = guard.verdict() if guard is not None else None # the last fit's outcome, judged or not (`reason`), for the margins below
-    train_verdict = guard.train_verdict() if guard is not None else None # its training side (the fit's own training items)
     return {**d, 'way': way, 'error': '', 'seconds': time.perf_counter() - start, 'outcome': verdict,
-            'outcome_reason': getattr(guard, 'reason', ''), 'outcome_train': train_verdict, 'outcome_train_reason': getattr(guard, 'train_reason', ''),
-            'findings': [(f.kind, f.level, f.message[:300]) for f in found]}
+            'outcome_reason': getattr(guard, 'reason', ''), 'findings': [(f.kind, f.level, f.message[:300]) for f in found]}
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
@@ -82,13 +80,11 @@ def main(argv=None):
     parser.add_argument('--outcome', action='store_true', help="also OutcomeGuard, ConstantInputGuard, TargetOrderGuard, FrozenInitGuard and DropoutGuard (OutcomeGuard's verdicts at several margins are printed at the end)")
     parser.add_argument('--json', help='write every run (findings, OutcomeGuard verdict) to this file')
     parser.add_argument('--outcome-min-steps', type=int, default=None, help="OutcomeGuard's min_steps (default: its own)")
-    parser.add_argument('--outcome-train-min-steps', type=int, default=None, help="OutcomeGuard's train_min_steps (default: its own)")
     args = parser.parse_args(argv)
     runs = []
     for i in (args.draws or range(args.start, args.n)):
         r = run_one(draw(i, args.seed), args.epochs, args.fit_guards, args.outcome,
-                    ({} if args.outcome_min_steps is None else {'min_steps': args.outcome_min_steps})
-                    | ({} if args.outcome_train_min_steps is None else {'train_min_steps': args.outcome_train_min_steps}))
+                    {} if args.outcome_min_steps is None else {'min_steps': args.outcome_min_steps})
         runs.append(r)
         status = r['error'] or ('; '.join(f"{k} ({l})" for k, l, _ in r['findings']) or 'silent')
         print(f"{i:4d} {r['family']:11s} {r['way']:23s} n={r['n']:4d} {r['seconds']:5.1f}s  {status}", flush=True)
@@ -110,13 +106,6 @@ def main(argv=None):
             for r in judged:
                 v = r['outcome']
                 if v['upper'] < margin * v['constant_loss']: print(f"    draw {r['i']} ({r['family']}, {r['way']}, {v['kind']}): model {v['model_loss']:.4g} constant {v['constant_loss']:.4g} upper {v['upper']:+.3g}")
-        judged = [r for r in ok if r.get('outcome_train')] # the training side: the model against the constant on its last epoch's training items
-        print(f"OutcomeGuard's training side judged {len(judged)} of {len(ok)} fits (not judged: {dict(Counter(r['outcome_train_reason'].split(':')[0][:60] for r in ok if not r.get('outcome_train')))})")
-        by = Counter(r['outcome_train']['kind'] for r in judged if r['outcome_train']['upper'] < 0)
-        print(f"  training side reported {sum(by.values())} of {len(ok)} ({dict(by)}); by kind judged: {dict(Counter(r['outcome_train']['kind'] for r in judged))}")
-        for r in sorted(judged, key=lambda r: r['outcome_train']['upper'] / max(r['outcome_train']['constant_loss'], 1e-12))[:12]:
-            v = r['outcome_train'] # the closest calls, reported or not
-            print(f"    draw {r['i']} ({r['family']}, {r['way']}, {v['kind']}, {v['steps']} steps): model {v['model_loss']:.4g} constant {v['constant_loss']:.4g} upper {v['upper']:+.3g}")
     if args.json: Path(args.json).write_text(json.dumps(runs, default=str))
 
 if __name__ == '__main__': main()

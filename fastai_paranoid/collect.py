@@ -215,10 +215,9 @@ def finding_from_dict(d:dict, # `Finding.as_dict()` (extra keys, e.g. 'message',
 # %% ../nbs/24_collect.ipynb #67e35040
 # Findings that name no mechanism, only that training cannot succeed: the copy cannot memorize one batch, no rate trains it,
 # the loss at init or the metric is off, the output is the same for every input, the parameters do not move, the metric of
-# the real fit does not follow its loss, the fit ends no better than a constant prediction (on
-# the validation items, or even on the items it trained on)
+# the real fit does not follow its loss, the fit ends no better than a constant prediction
 NOT_TRAINING = ('check_overfit_one_batch', 'check_lr', 'check_loss_at_init', 'check_metric_baseline', 'check_output_variation',
-                'unchanged_parameters', 'constant_metric', 'outcome_no_better_than_constant', 'training_no_better_than_constant')
+                'unchanged_parameters', 'constant_metric', 'outcome_no_better_than_constant')
 
 # cause -> the findings it explains on the same Learner, in the order the diagnosis tries the causes (the first that explains
 # wins, and a cause explained by an earlier one passes what it explains up to it). Each entry states a mechanism that holds for
@@ -262,8 +261,7 @@ EXPLAINS = {
     'skipped_steps': ('unchanged_parameters',),
     # a rate at which the copy does not train (too low, or diverging) is the rate the one-batch test stalls or diverges at, and the
     # rate at which the real fit's metric stays where it was and its model ends no better than a constant
-    'check_lr': ('check_overfit_one_batch', 'check_metric_baseline', 'unchanged_parameters', 'constant_metric', 'outcome_no_better_than_constant',
-                 'training_no_better_than_constant'),
+    'check_lr': ('check_overfit_one_batch', 'check_metric_baseline', 'unchanged_parameters', 'constant_metric', 'outcome_no_better_than_constant'),
     # items in both the training and the validation set are predicted from memory: a copy trained on scrambled labels scores
     # above chance on them, which is what the label-leak test measures
     'check_split_duplicates': ('check_label_leak',),
@@ -271,9 +269,9 @@ EXPLAINS = {
     'split_overlap': ('check_label_leak',),
     # a loss at init far from what the class frequencies give: the fit starts from confident wrong outputs (an init far too
     # large), and a fit from there can end no better than the frequencies, its metric stuck
-    'check_loss_at_init': ('outcome_no_better_than_constant', 'training_no_better_than_constant', 'constant_metric', 'check_metric_baseline'),
+    'check_loss_at_init': ('outcome_no_better_than_constant', 'constant_metric', 'check_metric_baseline'),
     # parameters that never change give the same predictions after every epoch, so the metric cannot move
-    'unchanged_parameters': ('constant_metric', 'check_metric_baseline', 'outcome_no_better_than_constant', 'training_no_better_than_constant'),
+    'unchanged_parameters': ('constant_metric', 'check_metric_baseline', 'outcome_no_better_than_constant'),
 }
 _RANK = {'error': 0, 'warning': 1, 'info': 2}
 
