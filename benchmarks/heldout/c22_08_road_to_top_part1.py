@@ -1,7 +1,7 @@
 """course22 `08-first-steps-road-to-the-top-part-1.ipynb` (fastai/course22, clean/, cells 4-19): Paddy Doctor,
 `ImageDataLoaders.from_folder(trn_path, valid_pct=0.2, seed=42, item_tfms=Resize(480, method='squish'),
 batch_tfms=aug_transforms(size=128, min_scale=0.75))`, `vision_learner(dls, 'resnet26d', metrics=error_rate, path='.').to_fp16()`
-(a timm model), `learn.lr_find(suggest_funcs=(valley, slide), num_it=30)`, `learn.fine_tune(3, 0.01)`, then predictions on the test
+(a timm model), `learn.lr_find(suggest_funcs=(valley, slide))`, `learn.fine_tune(3, 0.01)`, then predictions on the test
 images with `get_preds(dl=tst_dl, with_decoded=True)`.
 Changed: the Kaggle competition data -> 10 synthetic disease folders of 9 images (320x240) and 20 test images;
 `pretrained=False`; for CPU time (each lr_find step trains the whole unfrozen resnet26d): Resize(480) -> Resize(256) before
