@@ -119,12 +119,13 @@ def print_tables(data:dict):
     print(f"# check: fastai_paranoid from {meta['python_root']} ({meta['python_commit']})"
           + (f"; left out (--stop-at {meta['stop_at']}): {', '.join(meta['left_out'])}" if meta.get('left_out') else ''))
     print("# CPU = user + system seconds of the run's whole process tree; x = check CPU / plain CPU (median over rounds); "
-          "overfit / lr = the verdicts of check_overfit_one_batch / check_lr per Learner ('skipped' = inconclusive)\n")
+          "overfit / lr = the verdicts of check_overfit_one_batch / check_lr per Learner ('skipped' = inconclusive); findings marked (info) "
+          "are info notes, which leave the status clean\n")
     print(f"{'script':42} {'plain w/cpu':>11} {'check w/cpu':>11} {'x cpu':>6} {'x wall':>6}  {'status':14} {'overfit':16} {'lr':16} findings")
     fmt = lambda d: f"{d['wall']:5.1f}/{d['cpu']:5.1f}"
     for r in rows:
         last = r['check']['last']
-        names = sorted({f['check'] for f in (last.get('file') or {}).get('findings', [])})
+        names = sorted({f['check'] + (' (info)' if str(f.get('level', '')).startswith('info') else '') for f in (last.get('file') or {}).get('findings', [])})
         print(f"{r['script'][:42]:42} {fmt(r['plain']):>11} {fmt(r['check']):>11} {r['x']:6.2f} {r['wall_x']:6.2f}  {r['check']['status']:14} "
               f"{_short(verdicts(last, SEEDS[0])):16} {_short(verdicts(last, SEEDS[1])):16} {', '.join(names) or '-'}")
     ok = [r for r in rows if usable(r)]
@@ -146,8 +147,11 @@ def print_tables(data:dict):
                 print(f"  {r['script'][:40]:40} {learner[:34]:34} {check:24} {v}" + (f": {why[:220]}" if v != 'passed' and why else ''))
     # findings on healthy scripts: every one is a false alarm or a real slip of the recipe
     found = [(r, f) for r in rows for f in (r['check']['last'].get('file') or {}).get('findings', [])]
-    print(f"\nfindings on these healthy scripts (each a false alarm, or a real slip of the recipe): {len(found)} on "
-          f"{len({r['script'] for r, _ in found})} scripts")
+    info = [x for x in found if str(x[1].get('level', '')).startswith('info')]
+    print(f"\nfindings on these healthy scripts (each a false alarm, or a real slip of the recipe): {len(found) - len(info)} warnings or "
+          f"errors on {len({r['script'] for r, f in found if (r, f) not in info})} scripts, and {len(info)} info notes (shown, not counted "
+          f"in the exit status) on {len({r['script'] for r, _ in info})}")
+    found = [x for x in found if x not in info] + info
     for r, f in found:
         msg = ' '.join(f['message'].split())
         print(f"  {r['script']}: {f['check']} ({f['level']}): {msg[:700]}")
@@ -182,7 +186,7 @@ def main(argv=None):
         datas = [json.loads(Path(f).read_text()) for f in args.from_json]
         records = {}
         for d in datas:
-            for script in {r['script'] for r in d['records']}: records[script] = [r for r in d['records'] if r['script'] == script]
+            for script in dict.fromkeys(r['script'] for r in d['records']): records[script] = [r for r in d['records'] if r['script'] == script]
         meta = dict(datas[0]['meta'], ended=datas[-1]['meta'].get('ended'), load_end=datas[-1]['meta'].get('load_end', float('nan')))
         if len(datas) > 1: meta['started'] += f" (+ {len(datas) - 1} later run(s) of some scripts: {', '.join(args.from_json[1:])})"
         return print_tables(dict(meta=meta, records=[r for rs in records.values() for r in rs]))
