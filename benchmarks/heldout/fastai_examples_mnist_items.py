@@ -2,7 +2,8 @@
 Categorize()]], splits=GrandparentSplitter(train_name='training', valid_name='testing')(items))`,
 `tds.dataloaders(bs=256, after_item=[ToTensor(), IntToFloatTensor()])`, `cnn_learner(data, resnet18)`, `learn.fit_one_cycle(1, 1e-2)`.
 Changed: fastai2 -> fastai imports; `.cuda()` dropped (CPU); URLs.MNIST -> synthetic 28x28 digits (40 training, 10 testing
-per class); `pretrained=False`."""
+per class); `pretrained=False`, and `n_in=1` (today's fastai builds a 3-channel stem by default: the script as written fails on
+1-channel PILImageBW input)."""
 from fastai.vision.all import *
 import synth_data
 
@@ -14,5 +15,5 @@ tds = Datasets(items, [PILImageBW.create, [parent_label, Categorize()]], splits=
 
 if __name__ == '__main__':
     data = tds.dataloaders(bs=256, after_item=[ToTensor(), IntToFloatTensor()])
-    learn = cnn_learner(data, resnet18, pretrained=False)
+    learn = cnn_learner(data, resnet18, pretrained=False, n_in=1)
     learn.fit_one_cycle(1, 1e-2)
