@@ -32,8 +32,8 @@ from .fitchecks import loss_broadcasts, loss_shape_finding, forward_order, last_
 # %% auto #0
 __all__ = ['data_classes', 'check_train_batches', 'check_loss_at_init', 'check_loss_activation', 'Curve', 'curve_points',
            'loss_floor', 'overfit_one_batch', 'saturated_items', 'lr_schedulers', 'scheduler_peak', 'rate_setters',
-           'fit_rate', 'check_overfit_one_batch', 'overfit_causes', 'short_run', 'batch_losses', 'check_lr', 'LRSweep',
-           'lr_sweep', 'learner_copy', 'held_norm_layers', 'bn_holders', 'check_frozen']
+           'fit_rate', 'check_overfit_one_batch', 'overfit_causes', 'short_run', 'item_batches', 'batch_losses',
+           'check_lr', 'LRSweep', 'lr_sweep', 'learner_copy', 'held_norm_layers', 'bn_holders', 'check_frozen']
 
 # %% ../nbs/34_checks.ipynb #2da82469
 def _label_entropy(y:torch.Tensor, n_classes:int)->float|None:
@@ -509,6 +509,7 @@ def overfit_one_batch(learn:Learner, # the Learner, left as it is
                       every_accuracy:bool=False, # for classifiers, also record the batch accuracy after every step (one more forward per step)
                       work:float|None=None, # GFLOP the steps may cost (`work_per_step`): fewer than `steps` for a large model (None: `steps`)
                       floor:dict|None=None, # when given, its 'value' is set at the first step to the batch's `loss_floor` (before `until` is first called)
+                      least_steps:int|None=None, # with `work`: when it pays for fewer steps than this on `max_items` items, memorize fewer items (`items_for`, 2 at the fewest), so that it pays for this many
                      )->dict:
     "Train a copy of the model in memorizing mode (dropout off, however it is applied; normalization on batch statistics) on the first items of the first training batch: the loss at each step and, for classifiers, the batch accuracy"
     loss_func = learn.loss_func
@@ -522,6 +523,12 @@ def overfit_one_batch(learn:Learner, # the Learner, left as it is
         xb, yb = _first_items(xb, max_items), _first_items(yb, max_items)
         per_step = work_per_step(learn, model, xb, yb)
         planned = steps if work is None else steps_for(work, per_step, steps)
+        if work is not None and least_steps is not None and planned < min(least_steps, steps): # a large model: fewer items a step, not fewer steps
+            k = items_for(work / min(least_steps, steps), per_step, xb, yb)
+            if k is not None:
+                xb, yb = _first_items(xb, k), _first_items(yb, k)
+                per_step = work_per_step(learn, model, xb, yb)
+                planned = steps_for(work, per_step, steps)
         if work is not None and planned < 2: # one step records one loss, the one before it: nothing to judge, so none is run
             return {'losses': [], 'accuracies': [], 'accuracy': None, 'batch_size': len(yb[0]), 'stop': 'unaffordable',
                     'planned_steps': planned, 'step_gflop': per_step / 1e9, 'seconds': deadline.spent, 'model': model, 'batch': (xb, yb)}
@@ -677,6 +684,7 @@ def check_overfit_one_batch(learn:Learner, # the Learner, left as it is
                             lr:float|None=None, # learning rate (default: the one the user trains with, `user_lr`)
                             max_items:int|None=16, # items of the first batch to memorize (None: the whole batch)
                             work:float=20., # GFLOP the steps may cost (`work_per_step`): all 1000 steps of a small net, a dozen of a resnet18's on 16 images of 32 px
+                            least_steps:int|None=20, # when `work` pays for fewer steps than this on `max_items` items, memorize fewer items (2 at the fewest) so that it pays for this many (None: never fewer items)
                             budget:float|None=None, # seconds: the wall-clock safety net ('incomplete' when it runs out; None: none)
                             earlier:list|None=None, # the results of the checks run before it (`sanity_check` passes them): a failure names the causes they found
                            )->CheckResult:
@@ -694,15 +702,16 @@ def check_overfit_one_batch(learn:Learner, # the Learner, left as it is
         return (len(losses) >= min_steps and _drop(losses, len(losses) // 4) < stall
                 and losses[-1] - low() > on_its_way * (losses[0] - low()))
     run = overfit_one_batch(learn, max_steps, lr, until=lambda l: l[-1] <= target(l) or stalled(l), max_items=max_items, budget=budget,
-                            work=work, floor=floor)
+                            work=work, floor=floor, least_steps=least_steps)
     n_trainable = sum(p.numel() for p in learn.model.parameters() if p.requires_grad)
     if run['stop'] == 'unaffordable':
-        need = math.ceil(run['step_gflop'] * min_steps)
-        return CheckResult(name, 'skipped', {'steps': 0, 'lr': lr, 'step_gflop': run['step_gflop'], 'work': work, 'trainable_params': n_trainable},
+        need = math.ceil(run['step_gflop'] * (least_steps or min_steps))
+        return CheckResult(name, 'skipped', {'steps': 0, 'lr': lr, 'step_gflop': run['step_gflop'], 'work': work, 'work_needed': need,
+                                             'trainable_params': n_trainable},
             f"at least two steps within the work allowance ({work:g} GFLOP)",
             f"inconclusive: its work allowance of {work:g} GFLOP pays for {'one step' if run['planned_steps'] else 'no whole step'} of {run['step_gflop']:.3g} GFLOP "
             f"on {run['batch_size']} items of the first batch, and a verdict needs the loss after two at least: no step was run.",
-            f"Give it the work of {min_steps} steps: settings={{'check_overfit_one_batch': {{'work': {need}}}}} (GFLOP).")
+            f"Give it the work of {least_steps or min_steps} steps: settings={{'check_overfit_one_batch': {{'work': {need}}}}} (GFLOP).")
     losses = run['losses']
     first, last = losses[0], losses[-1]
     recent_drop = _drop(losses, max(1, len(losses) // 4)) if len(losses) > 1 else 0.0
@@ -714,6 +723,7 @@ def check_overfit_one_batch(learn:Learner, # the Learner, left as it is
                   f"loss <= the targets' loss floor {low():.4f} + max({atol}, {rtol} x (step-0 loss - floor)) = {target(losses):.4f}")
                  + f"; failed if it stalls above it and above {on_its_way} x step 0 "
                  f"(falls less than {pct(stall, 0)} over the last quarter of the run, judged after {min_steps} steps)")
+    if run['stop'] == 'work': measured['work'] = work
     items = f"{run['batch_size']} items of the first batch at lr={lr:g}, dropout off ({n_trainable:,} trainable parameters)"
     if math.isfinite(last) and last <= target(losses):
         floor_note = (f", near {low():.4f}, the lowest any outputs reach on these targets (its loss floor: label smoothing or soft "
@@ -732,7 +742,8 @@ def check_overfit_one_batch(learn:Learner, # the Learner, left as it is
         causes = overfit_causes(learn, run['model'], run['batch']) # a certain bug on the batch decides what the loss alone cannot
         if causes: return _failed_with_causes(name, measured, threshold, f"{story} when {why} ran out, still falling slowly (the loss "
                                               f"{_trend(losses, span)})", causes)
-        more = (f"settings={{'check_overfit_one_batch': {{'work': {math.ceil(run['step_gflop'] * max(min_steps, 4 * len(losses)))}}}}} "
+        if run['stop'] == 'work': measured['work_needed'] = math.ceil(run['step_gflop'] * max(min_steps, 4 * len(losses)))
+        more = (f"settings={{'check_overfit_one_batch': {{'work': {measured.get('work_needed')}}}}} "
                 f"(GFLOP)" if run['stop'] == 'work' else f"settings={{'check_overfit_one_batch': {{'max_steps': {4 * max_steps}}}}}")
         return CheckResult(name, 'skipped', measured, threshold,
             f"inconclusive: {story} when {why} ran out, still falling (the loss {_trend(losses, span)}); "
@@ -844,6 +855,20 @@ def _p_higher(run_losses:list, start_losses:list)->float|None:
 
 def _tail(losses, tail): return float(np.mean(losses[-tail:])) if all(map(math.isfinite, losses)) else math.inf
 
+def item_batches(learn:Learner, # the Learner whose training DataLoader is read
+                 n:int, # how many batches
+                 items:int, # items in each
+                )->list:
+    "`n` batches of `items` items each, cut in order from the first training batches (`training_batches`: no RNG moved), each whole batch giving as many as it holds: a short run of a large model on fewer items a step reads fewer batches"
+    xb, yb = training_batches(learn, 1)[0]
+    per_batch = max(1, (_batch_items(xb, yb) or items) // items)
+    cut = []
+    for xb, yb in training_batches(learn, math.ceil(n / per_batch)):
+        for start in range(0, (_batch_items(xb, yb) or 0) - items + 1, items):
+            cut.append(tuple(tuple(t[start:start + items] if isinstance(t, torch.Tensor) and t.ndim else t for t in part) for part in (xb, yb)))
+            if len(cut) == n: return cut
+    return cut
+
 def batch_losses(learn:Learner, # the Learner, left as it is
                  batches:list, # `(xb, yb)` batches
                 )->list:
@@ -862,7 +887,7 @@ def check_lr(learn:Learner, # the Learner, left as it is
              spike:float=10.0, # ... or after a loss this many times the start: certain overshoot
              slow:float=0.005, # a level tail more than this share below the start, and lower at p < CHECK_ALPHA, is a slow descent (info), not a rate too low
              lr:float|None=None, # learning rate (default: the one the user trains with, `user_lr`)
-             min_steps:int=12, # fewer steps than `work` pays for: inconclusive
+             min_steps:int=12, # fewer steps than `work` pays for, on 2 items a step at the fewest: inconclusive
              work:float=30., # GFLOP the run's steps may cost (`work_per_step` of a training batch): all 50 steps of a small net, 15 of a resnet18's on 8 images of 32 px
              budget:float|None=None, # seconds: the wall-clock safety net ('incomplete' when it runs out; None: none)
             )->CheckResult:
@@ -879,17 +904,25 @@ def _check_lr_at(learn, name, deadline, lr, steps, tail, tol, max_change, blown,
     "`check_lr`'s run and verdict at `lr`"
     xb, yb = training_batches(learn, 1)[0]
     step_gflop = work_per_step(learn, learn.model, xb, yb) / 1e9
-    planned = steps_for(work, step_gflop * 1e9, steps)
+    planned, items = steps_for(work, step_gflop * 1e9, steps), None
+    if planned < min(min_steps, steps): # a large model: more steps on fewer items each (a step's work grows with its items), not too few steps
+        items = items_for(work / min(steps, 2 * min_steps), step_gflop * 1e9, xb, yb)
+        if items is not None:
+            step_gflop = work_per_step(learn, learn.model, _items_of(xb, items), _items_of(yb, items)) / 1e9
+            planned = steps_for(work, step_gflop * 1e9, steps)
     if planned < min(min_steps, steps):
-        return CheckResult(name, 'skipped', {'lr': lr, 'steps': planned, 'step_gflop': step_gflop}, None,
+        on = f"{items} items of a training batch" if items is not None else "a training batch"
+        need = math.ceil(step_gflop * min(min_steps, steps) * 1.5)
+        return CheckResult(name, 'skipped', {'lr': lr, 'steps': planned, 'step_gflop': step_gflop, 'work': work, 'work_needed': need}, None,
             f"inconclusive: its work allowance of {work:g} GFLOP pays for {planned} of the {steps} steps it wants ({step_gflop:.3g} GFLOP "
-            f"each on a training batch), too few to tell the loss's trend from batch-to-batch noise.",
-            f"Give it more work: settings={{'check_lr': {{'work': {math.ceil(step_gflop * min(min_steps, steps) * 1.5)}}}}} (GFLOP).")
-    batches = training_batches(learn, planned)
+            f"each on {on}), too few to tell the loss's trend from batch-to-batch noise.",
+            f"Give it more work: settings={{'check_lr': {{'work': {need}}}}} (GFLOP).")
+    batches = training_batches(learn, planned) if items is None else item_batches(learn, planned, items)
     run = short_run(learn, lr, planned, batches, deadline=deadline)
     deadline.check() # scoring the starting weights on the run's last batches: forward passes only
-    power = (f" ({planned} of the {steps} steps it wants: its work allowance of {work:g} GFLOP pays for {planned} at {step_gflop:.3g} GFLOP each)"
-             if planned < steps else '')
+    on = f" on {items} items each" if items is not None else ''
+    power = (f" ({planned} of the {steps} steps it wants{on}: its work allowance of {work:g} GFLOP pays for {planned} at {step_gflop:.3g} GFLOP each)"
+             if planned < steps or items is not None else '')
     ev = _lr_evidence(learn, run, batches, lr, steps, tail, power)
     ev.update(name=name, tol=tol, max_change=max_change, blown=blown, spike=spike, slow=slow,
               threshold=(f"mean loss of the last {ev['tail']} steps < (1 - {tol}) x the starting weights' loss on those batches; "
