@@ -479,6 +479,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                      'fastai_paranoid.cli._check_parser': ('cli.html#_check_parser', 'fastai_paranoid/cli.py'),
                                      'fastai_paranoid.cli._demo_resolver': ('cli.html#_demo_resolver', 'fastai_paranoid/cli.py'),
                                      'fastai_paranoid.cli._positive_seconds': ('cli.html#_positive_seconds', 'fastai_paranoid/cli.py'),
+                                     'fastai_paranoid.cli._sanity_work': ('cli.html#_sanity_work', 'fastai_paranoid/cli.py'),
                                      'fastai_paranoid.cli._split_script_args': ('cli.html#_split_script_args', 'fastai_paranoid/cli.py'),
                                      'fastai_paranoid.cli._usage': ('cli.html#_usage', 'fastai_paranoid/cli.py'),
                                      'fastai_paranoid.cli._usage_error': ('cli.html#_usage_error', 'fastai_paranoid/cli.py'),
