@@ -49,6 +49,7 @@ def step_seconds(learn):
 def spent(r):
     "GFLOP the check's training steps cost, from its evidence (steps x GFLOP a step)"
     m = r.measured
+    if r.verdict == 'skipped' and 'work_needed' in m and 'loss_curve' not in m: return 0.0 # skipped before any step
     if 'step_gflop' in m and 'steps' in m: return m['steps'] * m['step_gflop']
     return None
 
