@@ -3,8 +3,9 @@ the verdict, on the two workloads where the seed checks could not decide: `visio
 one epoch (`fit_one_cycle(1)`) on 500 synthetic images (400 training, bs 64), and `text_classifier_learner(AWD_LSTM,
 pretrained=False)` with `fine_tune(1)` on 300 synthetic reviews (bs 64). The allowance is what `fastai-paranoid check` gives
 before the fit (`checkrun.sanity_work`: `SANITY_SHARE` of the fit's work, split by `sanity.WORK_SPLIT`); the broken variants
-(lr 1e-7) show the same sizing judging a model that cannot learn. The fit's seconds are timed on one training step of a copy and
-scaled to the fit's steps (the whole fit of a resnet34 at 224 px takes minutes on CPU). Run: python benchmarks/bench_share.py"""
+(lr 1e-7; every parameter frozen) show the same sizing judging a model that cannot learn. The fit's seconds are timed on one training step of a copy and
+scaled to the fit's steps (the whole fit of a resnet34 at 224 px takes minutes on CPU). The broken variants run the two checks and the
+two that name a frozen model's cause (check_optimizer_coverage, check_gradient_flow). Run: python benchmarks/bench_share.py [text|resnet34]"""
 import sys, time, math, tempfile, warnings
 from pathlib import Path
 import numpy as np, pandas as pd, torch
@@ -47,32 +48,41 @@ def step_seconds(learn):
     return min(times)
 
 def spent(r):
-    "GFLOP the check's training steps cost, from its evidence (steps x GFLOP a step)"
+    "GFLOP the check's training steps cost, from its evidence (steps x GFLOP a step; check_lr's forwards scoring the starting weights on its last batches are not counted)"
     m = r.measured
     if r.verdict == 'skipped' and 'work_needed' in m and 'loss_curve' not in m: return 0.0 # skipped before any step
     if 'step_gflop' in m and 'steps' in m: return m['steps'] * m['step_gflop']
     return None
 
-def main():
+def everything_frozen(learn):
+    "The broken variant where no parameter trains: every parameter's requires_grad off (a freeze gone too far)"
+    for p in learn.model.parameters(): p.requires_grad_(False)
+
+VARIANTS = ((None, ''), ('lr', ' BROKEN: lr 1e-7'), ('frozen', ' BROKEN: every parameter frozen'))
+
+def main(which=None):
     torch.manual_seed(0)
     cases = [('text classifier, AWD_LSTM, fine_tune(1, 1e-2), 300 reviews', text_learner, 2, 1e-2, 'frozen'),
              ('resnet34 224 px, fit_one_cycle(1), 500 images', image_learner, 1, 1e-3, None)]
     for label, make, epochs, lr, phase in cases:
-        for broken in (False, True):
+        if which and which not in label: continue
+        for broken, suffix in VARIANTS:
+            torch.manual_seed(0)
             learn = make()
-            name = label + (' BROKEN: lr 1e-7' if broken else '')
+            name = label + suffix
             learn.n_epoch = epochs
             fit = fit_work(learn, epochs)
             work = SANITY_SHARE * fit
             fns = [getattr(fastai_paranoid.checks, n) for n in ('check_overfit_one_batch', 'check_lr')]
             allow = work_allowances(fns, work)
             if phase == 'frozen': learn.freeze()
+            if broken == 'frozen': everything_frozen(learn)
             per_step = step_seconds(learn) if not broken else None
-            checks = None if not broken else ['check_overfit_one_batch', 'check_lr']
+            checks = None if not broken else ['check_optimizer_coverage', 'check_gradient_flow', 'check_overfit_one_batch', 'check_lr']
             start = time.perf_counter()
             with warnings.catch_warnings():
                 warnings.simplefilter('ignore')
-                rep = learn.sanity_check(checks=checks, on_finding=None, progress=False, lr=1e-7 if broken else lr, work=work)
+                rep = learn.sanity_check(checks=checks, on_finding=None, progress=False, lr=1e-7 if broken == 'lr' else lr, work=work)
             total = time.perf_counter() - start
             print(f"\n## {name}\nfit: {fit:,.0f} GFLOP ({epochs} epoch(s) x {len(learn.dls.train)} batches of {learn.dls.bs}); "
                   f"checks that train: {SANITY_SHARE:.0%} of it = {work:,.0f} GFLOP" +
@@ -83,6 +93,6 @@ def main():
                 a = allow.get(r.name, {}).get('work')
                 sp = spent(r)
                 print(f"  {r.name:28s} {'' if a is None else f'{a:9.0f}':>9s} {'' if sp is None else f'{sp:9.1f}':>9s} {s:8.1f}  {r.verdict}"
-                      + (f": {r.message[:160]}" if r.name in ('check_overfit_one_batch', 'check_lr') else ''), flush=True)
+                      + (f": {r.message[:400]}" if r.name in ('check_overfit_one_batch', 'check_lr') or broken else ''), flush=True)
 
-if __name__ == '__main__': main()
+if __name__ == '__main__': main(sys.argv[1] if len(sys.argv) > 1 else None)

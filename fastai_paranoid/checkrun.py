@@ -161,7 +161,7 @@ def _tail(text:str, lines:int=6)->str:
     kept = [l for l in text.rstrip().splitlines() if l.strip() and set(l.strip()) - set('^~')]
     return '\n'.join(kept[-lines:])
 
-SANITY_SHARE = 0.1 # the checks that train may cost this share of the work of the fit they guard (`fit_work`), split by `sanity.WORK_SPLIT`
+SANITY_SHARE = 0.15 # the checks that train may cost this share of the work of the fit they guard (`fit_work`), split by `sanity.WORK_SPLIT` (check_lr 60%, check_overfit_one_batch 40%): `check` costs about 1.15x plain `python` plus the other checks' fixed costs. A tenth did not pay for check_lr's 12 steps (2 images each) beside the one-batch test on a resnet34 at 224 px fit one epoch on 500 images (benchmarks/results/share_s38.txt)
 
 def sanity_work_arg(value, # a share of the fit's work (0.1, '10%') or GFLOP in all ('800GFLOP', '2TFLOP'); None: `SANITY_SHARE`
                     name:str='sanity_work', # the argument's name, for the error

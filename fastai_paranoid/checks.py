@@ -440,6 +440,29 @@ def _first_items(batch:tuple, n:int|None)->tuple:
     if n is None or len(sizes) != 1: return batch
     return tuple(t[:n] if isinstance(t, torch.Tensor) and t.ndim else t for t in batch)
 
+def _varied_items(xb:tuple, yb:tuple, n:int)->tuple:
+    "`(xb, yb)` cut to `n` items, in batch order: the first item of each target not seen before, then the first of the others. A few items of one target leave a head whose last normalization is over the items (BatchNorm1d, in memorizing mode: on 2 items every feature is +-1, its mean over the items 0) only its bias to fit them with, which memorizes slowly; a few items of different targets are what memorizing a batch is. Items of all different targets (values, masks) are the first `n`"
+    items = _batch_items(xb, yb)
+    y = yb[0] if len(yb) and isinstance(yb[0], torch.Tensor) else None
+    if items is None or n >= items or y is None or not y.ndim or len(y) != items: return _first_items(xb, n), _first_items(yb, n)
+    chosen = []
+    for i in range(items):
+        if len(chosen) == n: break
+        if not any(torch.equal(y[i], y[j]) for j in chosen): chosen.append(i)
+    chosen += [i for i in range(items) if i not in chosen][:n - len(chosen)]
+    idx = torch.tensor(sorted(chosen))
+    pick = lambda b: tuple(t[idx] if isinstance(t, torch.Tensor) and t.ndim and len(t) == items else t for t in b)
+    return pick(xb), pick(yb)
+
+def _nothing_trains(learn:Learner, name:str, lr:float)->CheckResult|None:
+    "The failure of a check that trains when no parameter of the model requires a gradient: no step can change the model, at any rate (fastai's optimizer, over no parameters, raises IndexError); None when some parameter trains"
+    if any(p.requires_grad for p in learn.model.parameters()): return None
+    n = sum(p.numel() for p in learn.model.parameters())
+    return CheckResult(name, 'failed', {'lr': lr, 'steps': 0, 'trainable_params': 0, 'params': n}, "at least one parameter that requires a gradient",
+        f"none of the model's {n:,} parameters requires a gradient, so no optimizer step can change it, at any rate: the model is frozen "
+        f"from end to end, and a fit leaves it as it is.",
+        "Unfreeze what should learn: learn.unfreeze(), learn.freeze() (the head trains), or requires_grad_(True) on the layers that should train.")
+
 class Curve(list):
     "A measured series (`[step, value]` pairs) kept in `CheckResult.measured` for the reports to plot: printed as its length, so that the evidence's numbers stay readable"
     is_curve = True # what the runner looks for (a notebook run again in one process defines a class of the same name anew)
@@ -509,7 +532,7 @@ def overfit_one_batch(learn:Learner, # the Learner, left as it is
                       every_accuracy:bool=False, # for classifiers, also record the batch accuracy after every step (one more forward per step)
                       work:float|None=None, # GFLOP the steps may cost (`work_per_step`): fewer than `steps` for a large model (None: `steps`)
                       floor:dict|None=None, # when given, its 'value' is set at the first step to the batch's `loss_floor` (before `until` is first called)
-                      least_steps:int|None=None, # with `work`: when it pays for fewer steps than this on `max_items` items, memorize fewer items (`items_for`, 2 at the fewest), so that it pays for this many
+                      least_steps:int|None=None, # with `work`: when it pays for fewer steps than this on `max_items` items, memorize fewer items (`items_for`, 2 at the fewest; of different targets where the batch has them, `_varied_items`), so that it pays for this many
                      )->dict:
     "Train a copy of the model in memorizing mode (dropout off, however it is applied; normalization on batch statistics) on the first items of the first training batch: the loss at each step and, for classifiers, the batch accuracy"
     loss_func = learn.loss_func
@@ -519,14 +542,14 @@ def overfit_one_batch(learn:Learner, # the Learner, left as it is
     losses, accuracies = [], []
     classifier = applies_log_softmax(loss_func)
     with preserve_rng(learn.dls):
-        xb, yb = training_batches(learn, 1)[0]
+        xb, yb = whole = training_batches(learn, 1)[0]
         xb, yb = _first_items(xb, max_items), _first_items(yb, max_items)
         per_step = work_per_step(learn, model, xb, yb)
         planned = steps if work is None else steps_for(work, per_step, steps)
         if work is not None and least_steps is not None and planned < min(least_steps, steps): # a large model: fewer items a step, not fewer steps
             k = items_for(work / min(least_steps, steps), per_step, xb, yb)
             if k is not None:
-                xb, yb = _first_items(xb, k), _first_items(yb, k)
+                xb, yb = _varied_items(*whole, k) # of different targets where the batch has them (`_varied_items`)
                 per_step = work_per_step(learn, model, xb, yb)
                 planned = steps_for(work, per_step, steps)
         if work is not None and planned < 2: # one step records one loss, the one before it: nothing to judge, so none is run
@@ -692,6 +715,7 @@ def check_overfit_one_batch(learn:Learner, # the Learner, left as it is
     name = 'check_overfit_one_batch'
     lr_given = lr is not None
     lr, setters = fit_rate(learn, lr) # the user's own PyTorch scheduler gives the rate of the real fit; `setters`: callbacks that set one no check can read
+    if (frozen := _nothing_trains(learn, name, lr)) is not None: return frozen
     lr_given = lr_given or bool(lr_schedulers(learn))
     # the loss floor of the batch's targets (`loss_floor`: 0 for class ids and values, above 0 for label smoothing or soft targets):
     # "near 0" is near that floor, since no model goes below it
@@ -723,7 +747,7 @@ def check_overfit_one_batch(learn:Learner, # the Learner, left as it is
                   f"loss <= the targets' loss floor {low():.4f} + max({atol}, {rtol} x (step-0 loss - floor)) = {target(losses):.4f}")
                  + f"; failed if it stalls above it and above {on_its_way} x step 0 "
                  f"(falls less than {pct(stall, 0)} over the last quarter of the run, judged after {min_steps} steps)")
-    if run['stop'] == 'work': measured['work'] = work
+    if run['stop'] == 'work': measured.update(work=work, items=run['batch_size'], step_gflop=run['step_gflop']) # what the allowance paid for
     items = f"{run['batch_size']} items of the first batch at lr={lr:g}, dropout off ({n_trainable:,} trainable parameters)"
     if math.isfinite(last) and last <= target(losses):
         floor_note = (f", near {low():.4f}, the lowest any outputs reach on these targets (its loss floor: label smoothing or soft "
@@ -859,15 +883,27 @@ def item_batches(learn:Learner, # the Learner whose training DataLoader is read
                  n:int, # how many batches
                  items:int, # items in each
                 )->list:
-    "`n` batches of `items` items each, cut in order from the first training batches (`training_batches`: no RNG moved), each whole batch giving as many as it holds: a short run of a large model on fewer items a step reads fewer batches"
+    "`n` batches of `items` items each, cut from the first training batches (`training_batches`: no RNG moved), each whole batch giving as many as it holds, its targets interleaved (`_interleaved`): a short run of a large model on fewer items a step reads fewer batches"
     xb, yb = training_batches(learn, 1)[0]
     per_batch = max(1, (_batch_items(xb, yb) or items) // items)
     cut = []
     for xb, yb in training_batches(learn, math.ceil(n / per_batch)):
-        for start in range(0, (_batch_items(xb, yb) or 0) - items + 1, items):
-            cut.append(tuple(tuple(t[start:start + items] if isinstance(t, torch.Tensor) and t.ndim else t for t in part) for part in (xb, yb)))
+        size = _batch_items(xb, yb) or 0
+        order = _interleaved(yb, size)
+        for start in range(0, size - items + 1, items):
+            idx = order[start:start + items]
+            cut.append(tuple(tuple(t[idx] if isinstance(t, torch.Tensor) and t.ndim else t for t in part) for part in (xb, yb)))
             if len(cut) == n: return cut
     return cut
+
+def _interleaved(yb:tuple, size:int)->torch.Tensor:
+    "The order of a batch's `size` items that takes one item of each target in turn (class ids, multi-hot rows), each target's items in batch order: pieces cut in that order mix the targets as the whole batch does, where pieces cut in batch order can hold one class (half the pieces of 2 items on 2 classes), which a head normalizing over the items (BatchNorm1d) can fit by its bias alone. Other targets (values, masks): the batch order"
+    y = yb[0] if len(yb) and isinstance(yb[0], torch.Tensor) else None
+    if y is None or y.is_floating_point() or y.ndim not in (1, 2) or len(y) != size: return torch.arange(size)
+    groups = {}
+    for i, key in enumerate(map(tuple, y.reshape(size, -1).tolist())): groups.setdefault(key, []).append(i)
+    lists = list(groups.values())
+    return torch.tensor([g[k] for k in range(max(map(len, lists), default=0)) for g in lists if k < len(g)], dtype=torch.long)
 
 def batch_losses(learn:Learner, # the Learner, left as it is
                  batches:list, # `(xb, yb)` batches
@@ -895,6 +931,7 @@ def check_lr(learn:Learner, # the Learner, left as it is
     name = 'check_lr'
     deadline = Deadline(budget, name)
     lr, setters = fit_rate(learn, lr)
+    if (frozen := _nothing_trains(learn, name, lr)) is not None: return frozen
     res = _check_lr_at(learn, name, deadline, lr, steps, tail, tol, max_change, blown, spike, slow, min_steps, work)
     if setters and res.verdict in ('failed', 'warning', 'info') and 'constant_loss' not in res.measured: # a constant loss is no question of the rate
         return _rate_unread(res, lr, setters)
@@ -924,6 +961,7 @@ def _check_lr_at(learn, name, deadline, lr, steps, tail, tol, max_change, blown,
     power = (f" ({planned} of the {steps} steps it wants{on}: its work allowance of {work:g} GFLOP pays for {planned} at {step_gflop:.3g} GFLOP each)"
              if planned < steps or items is not None else '')
     ev = _lr_evidence(learn, run, batches, lr, steps, tail, power)
+    if power: ev['measured'].update(items=items, step_gflop=step_gflop) # what the allowance paid for: steps x GFLOP a step
     ev.update(name=name, tol=tol, max_change=max_change, blown=blown, spike=spike, slow=slow,
               threshold=(f"mean loss of the last {ev['tail']} steps < (1 - {tol}) x the starting weights' loss on those batches; "
                          f"if not, weights moved < {pct(max_change, 0)} (too low) or more (too high, unless a paired t-test puts the tail "
