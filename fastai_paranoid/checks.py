@@ -21,7 +21,7 @@ from .core import ResultTable, CheckResult, VERDICTS, CHECK_ALPHA, register_chec
 from .compat import fastai_class, loader_bs
 from .checkutils import Deadline, CheckIncomplete, work_per_step, steps_for, items_for, _batch_items, probe_items, PROBE_WORK, _first_items as _items_of, memorizing, pct, computed_tensors_memo, loaders_kept, SHARED, sharing, _stamps, NoTrainingBatch, NoTrainingData, \
     training_batches, model_copy, _quiet_dropout, predict, refuse_built_optimizer, user_lr, new_optimizer, has_trained, \
-    loss_name, applies_log_softmax, applies_sigmoid, expects_log_probs, class_axis
+    loss_name, applies_log_softmax, applies_sigmoid, expects_log_probs, class_axis, seeded, CHECK_SEED
 # the checks of the modules below register themselves (`register_check`): learn.sanity_check() runs them with these
 from . import datachecks, modelchecks, validchecks
 from .bn import FreezeBNStats, fine_tune_phase, freezes_nothing, FIX_SPLITTER
@@ -842,7 +842,7 @@ def short_run(learn:Learner, # the Learner, left as it is
               budget:float|None=None, # seconds: the wall-clock safety net; when it runs out the run raises `CheckIncomplete`
               deadline:Deadline|None=None, # a safety net shared with the caller (a check), instead of `budget`
              )->dict:
-    "A short training run of a copy of the model (the same batches and start for any `lr`): the loss at each step and how far the weights moved"
+    "A short training run of a copy of the model (the same batches and start for any `lr`, the same dropout masks too: the forward on the i-th batch draws from the global RNGs seeded with `CHECK_SEED + i`): the loss at each step and how far the weights moved"
     deadline = Deadline(budget, 'short_run') if deadline is None else deadline
     if batches is None: batches = training_batches(learn, steps)
     model = model_copy(learn)
@@ -851,9 +851,9 @@ def short_run(learn:Learner, # the Learner, left as it is
     start = [p.detach().clone() for p in trained]
     losses = []
     with preserve_rng(learn.dls):
-        for xb, yb in batches[:steps]:
+        for i, (xb, yb) in enumerate(batches[:steps]):
             opt.zero_grad()
-            loss = learn.loss_func(predict(model, xb), *yb)
+            with seeded(CHECK_SEED + i): loss = learn.loss_func(predict(model, xb), *yb) # the dropout masks `batch_losses` draws on this batch
             loss.backward()
             opt.step()
             losses.append(loss.item())
@@ -907,11 +907,15 @@ def _interleaved(yb:tuple, size:int)->torch.Tensor:
 
 def batch_losses(learn:Learner, # the Learner, left as it is
                  batches:list, # `(xb, yb)` batches
+                 first:int=0, # the index of `batches[0]` in a `short_run`: each forward draws the dropout masks of the run's step on that batch
                 )->list:
-    "The loss of (a copy of) the model as it is now on each of `batches`, in training mode, without a step"
+    "The loss of (a copy of) the model as it is now on each of `batches`, in training mode, without a step, with the dropout masks `short_run` drew on them: the run's losses and these differ by the steps alone, not by dropout's noise (a broken rate that moves nothing is level, on 2 items a step too)"
     model = model_copy(learn)
+    losses = []
     with preserve_rng(learn.dls), torch.no_grad():
-        return [learn.loss_func(predict(model, xb), *yb).item() for xb, yb in batches]
+        for i, (xb, yb) in enumerate(batches, first):
+            with seeded(CHECK_SEED + i): losses.append(learn.loss_func(predict(model, xb), *yb).item())
+    return losses
 
 @register_check(40)
 def check_lr(learn:Learner, # the Learner, left as it is
@@ -981,7 +985,7 @@ def _lr_evidence(learn, run, batches, lr, steps, tail, power)->dict:
     tail = min(tail, max(1, len(losses) // 3))
     end = _tail(losses, tail)
     # the starting weights on the same tail batches: the run's own start, without the batch-to-batch noise of step 0 alone
-    start_losses = batch_losses(learn, batches[:len(losses)][-tail:])
+    start_losses = batch_losses(learn, batches[:len(losses)][-tail:], first=len(losses) - tail)
     start = float(np.mean(start_losses))
     ratio = end / start if math.isfinite(end) and start > 0 else 1.0 if end == start else math.inf # a loss of 0 that stays 0 is level
     measured = {'lr': lr, 'steps': len(losses), 'step0_loss': losses[0], 'start_loss_tail_batches': start, 'tail_loss': end,
