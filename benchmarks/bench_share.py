@@ -6,7 +6,7 @@ before the fit (`checkrun.sanity_work`: `SANITY_SHARE` of the fit's work, split 
 (lr 1e-7; every parameter frozen) show the same sizing judging a model that cannot learn. The fit's seconds are timed on one training step of a copy and
 scaled to the fit's steps (the whole fit of a resnet34 at 224 px takes minutes on CPU). The broken variants run the two checks and the
 two that name a frozen model's cause (check_optimizer_coverage, check_gradient_flow). Run: python benchmarks/bench_share.py [text|resnet34]"""
-import sys, time, math, tempfile, warnings
+import re, sys, time, math, tempfile, warnings
 from pathlib import Path
 import numpy as np, pandas as pd, torch
 sys.path.insert(0, str(Path(__file__).parent.parent / 'tests' / 'external'))
@@ -47,11 +47,17 @@ def step_seconds(learn):
         times.append(time.perf_counter() - start)
     return min(times)
 
-def spent(r):
-    "GFLOP the check's training steps cost, from its evidence (steps x GFLOP a step; check_lr's forwards scoring the starting weights on its last batches are not counted)"
+def spent(r, learn):
+    "GFLOP the check's training steps cost, from its evidence (steps x GFLOP a step; check_lr's forwards scoring the starting weights on its last batches are not counted); the one-batch test that stopped early: its steps x `work_per_step` on the items it names"
     m = r.measured
     if r.verdict == 'skipped' and 'work_needed' in m and 'loss_curve' not in m: return 0.0 # skipped before any step
     if 'step_gflop' in m and 'steps' in m: return m['steps'] * m['step_gflop']
+    found = re.search(r'on (\d+) items of the first batch', r.message)
+    if r.name == 'check_overfit_one_batch' and found and m.get('steps'):
+        with sharing(learn): xb, yb = training_batches(learn, 1)[0]
+        k = int(found.group(1))
+        cut = lambda b: tuple(t[:k] if isinstance(t, torch.Tensor) and t.ndim else t for t in b)
+        return m['steps'] * work_per_step(learn, learn.model, cut(xb), cut(yb)) / 1e9
     return None
 
 def everything_frozen(learn):
@@ -91,7 +97,7 @@ def main(which=None):
             print(f"  {'check':28s} {'allowed':>9s} {'spent':>9s} {'seconds':>8s}  verdict")
             for r, s in zip(rep.results, rep.seconds):
                 a = allow.get(r.name, {}).get('work')
-                sp = spent(r)
+                sp = spent(r, learn)
                 print(f"  {r.name:28s} {'' if a is None else f'{a:9.0f}':>9s} {'' if sp is None else f'{sp:9.1f}':>9s} {s:8.1f}  {r.verdict}"
                       + (f": {r.message[:400]}" if r.name in ('check_overfit_one_batch', 'check_lr') or broken else ''), flush=True)
 
