@@ -161,7 +161,7 @@ def _tail(text:str, lines:int=6)->str:
     kept = [l for l in text.rstrip().splitlines() if l.strip() and set(l.strip()) - set('^~')]
     return '\n'.join(kept[-lines:])
 
-SANITY_SHARE = 0.15 # the checks that train may cost this share of the work of the fit they guard (`fit_work`), split by `sanity.WORK_SPLIT` (check_lr 60%, check_overfit_one_batch 40%): `check` costs about 1.15x plain `python` plus the other checks' fixed costs. A tenth did not pay for check_lr's 12 steps (2 images each) beside the one-batch test on a resnet34 at 224 px fit one epoch on 500 images (benchmarks/results/share_s38.txt)
+SANITY_SHARE = 0.2 # the checks that train may cost this share of the work of the fit they guard (`fit_work`), split by `sanity.WORK_SPLIT` (check_lr 75%, check_overfit_one_batch 25%): `check` costs about 1.2x plain `python` plus the other checks' fixed costs. check_lr's verdict needs 12 steps on 4 items at least: 13% of the work of a resnet34 at 224 px fit one epoch on 500 images, and of a text classifier's fine_tune(1) on 300 reviews (benchmarks/results/share_s38b.txt)
 
 def sanity_work_arg(value, # a share of the fit's work (0.1, '10%') or GFLOP in all ('800GFLOP', '2TFLOP'); None: `SANITY_SHARE`
                     name:str='sanity_work', # the argument's name, for the error

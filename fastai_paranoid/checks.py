@@ -30,10 +30,11 @@ from .loopguards import graph_leaves, UNREGISTERED_FIX
 from .fitchecks import loss_broadcasts, loss_shape_finding, forward_order, last_head, frozen_head_finding
 
 # %% auto #0
-__all__ = ['data_classes', 'check_train_batches', 'check_loss_at_init', 'check_loss_activation', 'Curve', 'curve_points',
-           'loss_floor', 'overfit_one_batch', 'saturated_items', 'lr_schedulers', 'scheduler_peak', 'rate_setters',
-           'fit_rate', 'check_overfit_one_batch', 'overfit_causes', 'short_run', 'item_batches', 'batch_losses',
-           'check_lr', 'LRSweep', 'lr_sweep', 'learner_copy', 'held_norm_layers', 'bn_holders', 'check_frozen']
+__all__ = ['LR_LEAST_ITEMS', 'data_classes', 'check_train_batches', 'check_loss_at_init', 'check_loss_activation', 'Curve',
+           'curve_points', 'loss_floor', 'overfit_one_batch', 'saturated_items', 'lr_schedulers', 'scheduler_peak',
+           'rate_setters', 'fit_rate', 'check_overfit_one_batch', 'overfit_causes', 'short_run', 'item_batches',
+           'batch_losses', 'check_lr', 'LRSweep', 'lr_sweep', 'learner_copy', 'held_norm_layers', 'bn_holders',
+           'check_frozen']
 
 # %% ../nbs/34_checks.ipynb #2da82469
 def _label_entropy(y:torch.Tensor, n_classes:int)->float|None:
@@ -927,7 +928,7 @@ def check_lr(learn:Learner, # the Learner, left as it is
              spike:float=10.0, # ... or after a loss this many times the start: certain overshoot
              slow:float=0.005, # a level tail more than this share below the start, and lower at p < CHECK_ALPHA, is a slow descent (info), not a rate too low
              lr:float|None=None, # learning rate (default: the one the user trains with, `user_lr`)
-             min_steps:int=12, # fewer steps than `work` pays for, on 2 items a step at the fewest: inconclusive
+             min_steps:int=12, # fewer steps than `work` pays for, on `LR_LEAST_ITEMS` items a step at the fewest: inconclusive
              work:float=30., # GFLOP the run's steps may cost (`work_per_step` of a training batch): all 50 steps of a small net, 15 of a resnet18's on 8 images of 32 px
              budget:float|None=None, # seconds: the wall-clock safety net ('incomplete' when it runs out; None: none)
             )->CheckResult:
@@ -941,13 +942,18 @@ def check_lr(learn:Learner, # the Learner, left as it is
         return _rate_unread(res, lr, setters)
     return res
 
+# the fewest items a step of check_lr's run takes when its allowance cuts the batches: on 2, a head that normalizes over the items
+# (BatchNorm1d in fastai's heads) makes every feature +-1, a step function of the weights, and the loss falls at any rate (a resnet34
+# at 224 px: a rate of 1e-7 'passed' on 2 images a step, and warns on 4, where 1e-3 passes)
+LR_LEAST_ITEMS = 4
+
 def _check_lr_at(learn, name, deadline, lr, steps, tail, tol, max_change, blown, spike, slow, min_steps, work)->CheckResult:
     "`check_lr`'s run and verdict at `lr`"
     xb, yb = training_batches(learn, 1)[0]
     step_gflop = work_per_step(learn, learn.model, xb, yb) / 1e9
     planned, items = steps_for(work, step_gflop * 1e9, steps), None
     if planned < min(min_steps, steps): # a large model: more steps on fewer items each (a step's work grows with its items), not too few steps
-        items = items_for(work / min(steps, 2 * min_steps), step_gflop * 1e9, xb, yb)
+        items = items_for(work / min(steps, 2 * min_steps), step_gflop * 1e9, xb, yb, least=LR_LEAST_ITEMS)
         if items is not None:
             step_gflop = work_per_step(learn, learn.model, _items_of(xb, items), _items_of(yb, items)) / 1e9
             planned = steps_for(work, step_gflop * 1e9, steps)

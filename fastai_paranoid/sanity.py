@@ -180,9 +180,9 @@ RUN_DEFAULTS = {'check_label_leak': {'decide_without_copies': True}}
 
 # how `sanity_check(work=...)` splits the work it is given among the checks whose verdict needs many training steps: seed 001's
 # two tests, which the checks' fixed allowances cannot pay for on a large model (a resnet34 at 224 px: 22 GFLOP a step per image).
-# check_lr gets more: its verdict needs 12 steps at least (a tail of 10 against the start), where memorizing a few items of
-# different targets decides in a few (a resnet34's 2 images at 224 px: 9 steps, a text classifier's: 2)
-WORK_SPLIT = {'check_overfit_one_batch': 0.4, 'check_lr': 0.6}
+# check_lr gets three quarters: its verdict needs 12 steps at least, on 4 items a step at the fewest (`checks.LR_LEAST_ITEMS`),
+# where memorizing 2 items of different targets decides in a few steps (a resnet34 at 224 px and a text classifier: 4-5)
+WORK_SPLIT = {'check_overfit_one_batch': 0.25, 'check_lr': 0.75}
 
 def _default_work(fn)->float:
     "The work allowance a check has when none is given: its `work` argument's default, its floor in a run"
