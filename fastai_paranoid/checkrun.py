@@ -4,7 +4,7 @@
 
 # %% ../nbs/40_checkrun.ipynb #8c8f998e
 from __future__ import annotations
-import contextlib, hashlib, itertools, logging, math, traceback, warnings, weakref
+import contextlib, hashlib, itertools, logging, math, sys, traceback, warnings, weakref
 import numpy as np
 import torch
 from torch import nn
@@ -19,6 +19,8 @@ from .frozeninit import FrozenInitGuard
 from .dropout import DropoutGuard
 from .discard import DiscardedFitGuard, reset_discard
 from .guards import NaNGuard
+from .bn import _fine_tune_code, fine_tune_phase
+from .checkutils import sharing, training_batches, work_per_step
 from . import checks as _checks, sanity as _sanity # `sanity` patches `Learner.sanity_check`
 from . import leaks as _leaks
 from .deploy import Guard
@@ -27,9 +29,9 @@ from . import paranoid as _paranoid
 from .collect import CheckRecord, record_check, report_progress
 
 # %% auto #0
-__all__ = ['DEFAULT_SANITY_BUDGET', 'SanityFinding', 'SanityCheckNotRun', 'model_signature', 'data_signature', 'learner_key',
-           'fit_lr', 'run_sanity_checks', 'curve_sink', 'record_curve', 'FirstFitSanityCheck', 'NaNStop',
-           'SeededSharedLoaders', 'check_guards']
+__all__ = ['DEFAULT_SANITY_BUDGET', 'SANITY_SHARE', 'SanityFinding', 'SanityCheckNotRun', 'model_signature', 'data_signature',
+           'learner_key', 'fit_lr', 'sanity_work_arg', 'fit_epochs', 'fit_work', 'sanity_work', 'run_sanity_checks',
+           'curve_sink', 'record_curve', 'FirstFitSanityCheck', 'NaNStop', 'SeededSharedLoaders', 'check_guards']
 
 # %% ../nbs/40_checkrun.ipynb #f0463b4c
 class SanityFinding(ParanoidWarning):
@@ -159,15 +161,78 @@ def _tail(text:str, lines:int=6)->str:
     kept = [l for l in text.rstrip().splitlines() if l.strip() and set(l.strip()) - set('^~')]
     return '\n'.join(kept[-lines:])
 
+SANITY_SHARE = 0.2 # the checks that train may cost this share of the work of the fit they guard (`fit_work`), split by `sanity.WORK_SPLIT` (check_lr 75%, check_overfit_one_batch 25%): `check` costs about 1.2x plain `python` plus the other checks' fixed costs. check_lr's verdict needs 12 steps on 4 items at least: 13% of the work of a resnet34 at 224 px fit one epoch on 500 images, and of a text classifier's fine_tune(1) on 300 reviews (benchmarks/results/share_s38b.txt)
+
+def sanity_work_arg(value, # a share of the fit's work (0.1, '10%') or GFLOP in all ('800GFLOP', '2TFLOP'); None: `SANITY_SHARE`
+                    name:str='sanity_work', # the argument's name, for the error
+                   )->tuple:
+    "`('share', x)` or `('gflop', x)`: what `check_guards(sanity_work=...)` and `--sanity-work` were given, checked"
+    if value is None: return ('share', SANITY_SHARE)
+    how = (f"{name}={value!r}; give a share of the fit's work (0.25 or '25%', 0 for each check's own default) or GFLOP "
+           f"in all ('800GFLOP', '2TFLOP')")
+    if isinstance(value, bool): raise ValueError(how)
+    if isinstance(value, (int, float)):
+        if not 0 <= value < math.inf: raise ValueError(how)
+        return ('share', float(value))
+    if not isinstance(value, str): raise ValueError(how)
+    text = value.strip().lower().replace(' ', '')
+    units = {'%': ('share', 0.01), 'gflop': ('gflop', 1.0), 'tflop': ('gflop', 1e3), 'pflop': ('gflop', 1e6)}
+    for unit, (kind, scale) in units.items():
+        if text.endswith(unit):
+            try: number = float(text[:-len(unit)])
+            except ValueError: raise ValueError(how) from None
+            if not 0 <= number < math.inf: raise ValueError(how)
+            return (kind, number * scale)
+    raise ValueError(how)
+
+def fit_epochs(learn)->int:
+    "The epochs of the fit starting now that the user's code asked for: `learn.n_epoch`, and under fastai's `fine_tune`, whose first fit is the frozen one, the epochs of its second fit too"
+    epochs = int(getattr(learn, 'n_epoch', 1) or 1)
+    found = _fine_tune_code()
+    if found is None or fine_tune_phase(learn) != 'frozen': return epochs
+    frame = sys._getframe(1)
+    while frame is not None and not (frame.f_code is found[0] and frame.f_locals.get('self') is learn): frame = frame.f_back
+    later = frame.f_locals.get('epochs') if frame is not None else None
+    return epochs + (int(later) if isinstance(later, (int, float)) and later > 0 else 0)
+
+def fit_work(learn, # the Learner about to fit
+             epochs:int, # the epochs of the fit (`fit_epochs`)
+            )->float:
+    "GFLOP of the fit's training steps: `work_per_step` of the first training batch (read without moving an RNG) x the batches of an epoch x `epochs`. The same on every machine"
+    with sharing(learn):
+        xb, yb = training_batches(learn, 1)[0]
+        per_step = work_per_step(learn, learn.model, xb, yb)
+    return per_step * len(learn.dls.train) * epochs / 1e9
+
+def sanity_work(learn, # the Learner about to fit
+                given:tuple=('share', SANITY_SHARE), # `sanity_work_arg`'s answer
+               )->tuple:
+    "`(work, fit)`: the GFLOP in all the checks that train are given before this fit (`sanity_check(work=...)`), and the fit's own GFLOP (None when it cannot be counted: then each check has its default)"
+    kind, amount = given
+    try: fit = fit_work(learn, fit_epochs(learn))
+    except Exception: fit = None
+    if kind == 'gflop': return amount, fit
+    return (None if fit is None else amount * fit), fit
+
+def _work_hint(result, fit:float|None):
+    "Add to the fix of a check skipped for want of work how `fastai-paranoid check` gives it that work"
+    need = _sanity.work_needed(result)
+    if need is None: return
+    share = f"--sanity-work {math.ceil(100 * need / fit)}% (of this fit's {fit:,.0f} GFLOP) or " if fit else ''
+    result.fix = (result.fix or '') + f" Under fastai-paranoid check: {share}--sanity-work {need}GFLOP (check_guards(sanity_work=...) in Python)."
+
 def run_sanity_checks(learn, # the Learner, left exactly as it is
                       budget:float|None=None, # seconds (None: `DEFAULT_SANITY_BUDGET`)
                       lr:float|None=None, # the rate the user trains with, passed where `sanity_check` takes it
+                      work:float|None=None, # GFLOP in all for the checks that train (`sanity_work`; None: each its default)
+                      fit:float|None=None, # the fit's own GFLOP, for the hint of a check skipped for want of work
                      )->tuple:
     "`(results, crashed)`: every check's `CheckResult`, and `{name: the end of its traceback}` for the checks that crashed; run on copies that get no guard"
     budget = DEFAULT_SANITY_BUDGET if budget is None else budget
     with _quiet(learn), warnings.catch_warnings():
         warnings.simplefilter('ignore') # what the copies' fits say is not about the user's run
-        report = learn.sanity_check(on_finding=None, progress=False, lr=lr, budget=budget)
+        report = learn.sanity_check(on_finding=None, progress=False, lr=lr, budget=budget, work=work)
+    for r in report.results: _work_hint(r, fit)
     return list(report.results), {r.name: _tail(report.tracebacks.get(r.name, r.message)) for r in report.errors}
 
 # %% ../nbs/40_checkrun.ipynb #758a55ae
@@ -210,13 +275,14 @@ class FirstFitSanityCheck(Guard):
     "Before the first real fit of each Learner, run `learn.sanity_check()` on copies, report failed and warning checks as `SanityFinding`s, and record every check's verdict (`collect.record_check`). Keeps state across Learners: the keys already checked (class attribute `checked`; `check_guards()` makes a fresh class)"
     order = -200 # before every other callback's before_fit: the checks see the state the user built
     budget = None # seconds per Learner (None: the default); `check_guards(sanity_budget=...)` sets it on a subclass
+    work = ('share', SANITY_SHARE) # the checks' work, a share of the fit's or GFLOP (`sanity_work_arg`); `check_guards(sanity_work=...)` sets it on a subclass
     checked = {} # learner_key -> label of the Learner checked for it
     def __init__(self, on_finding:str='warn', # what a finding does: 'warn', 'raise' or 'log'
                  on_leak=DEPRECATED, # the old name of `on_finding`
                 ):
         self._set_on_finding(on_finding, on_leak=on_leak)
         self.done = False # this Learner's first real fit has started (state that lives across its fits)
-    def __reduce__(self): return (_unpickle_as, (FirstFitSanityCheck, {'budget': type(self).budget}), self.__getstate__())
+    def __reduce__(self): return (_unpickle_as, (FirstFitSanityCheck, {'budget': type(self).budget, 'work': type(self).work}), self.__getstate__())
     def before_fit(self):
         learn = self.learn
         if self.done or _in_sanity_check() or is_lr_find(learn) or not in_learner_fit(): return
@@ -232,7 +298,8 @@ class FirstFitSanityCheck(Guard):
             return
         checked[key] = label
         report_progress(learner=label) # `fastai-paranoid check`'s progress line
-        try: results, crashed = run_sanity_checks(learn, type(self).budget, fit_lr(learn))
+        work, fit = sanity_work(learn, type(self).work)
+        try: results, crashed = run_sanity_checks(learn, type(self).budget, fit_lr(learn), work, fit)
         except Exception as e:
             reason = f"the sanity checks could not run ({type(e).__name__}: {e}); the fit goes on unchecked"
             _account(CheckRecord(label, 'sanity_check', 'error', reason, traceback=_tail(traceback.format_exc()), **where), f"{label}: {reason}.")
@@ -313,12 +380,14 @@ def _note_seeded_shared(learn, other_label):
 # %% ../nbs/40_checkrun.ipynb #5f4e77fa
 def check_guards(sanity:bool=True, # run the sanity checks before each Learner's first fit
                  sanity_budget:float|None=None, # seconds of sanity checks per Learner (None: the default)
+                 sanity_work=None, # the work of the checks that train: a share of the work of the fit they guard (0.1 or '10%'; 0: each check's own default) or GFLOP in all ('800GFLOP'); None: `SANITY_SHARE`
                 )->list:
     "The guard classes `fastai-paranoid check` adds to `PARANOID_GUARDS`: `NaNStop`, `SeededSharedLoaders`, unless `sanity=False` `FirstFitSanityCheck`, `OutcomeGuard` for classifiers, `ConstantInputGuard`, `TargetOrderGuard`, `FrozenInitGuard`, `DropoutGuard`, `DiscardedFitGuard` (fresh classes: nothing is remembered from an earlier call)"
     if not isinstance(sanity, bool): raise TypeError(f"check_guards: sanity must be True or False, got {sanity!r}.")
     if sanity_budget is not None and (isinstance(sanity_budget, bool) or not isinstance(sanity_budget, (int, float))
                                       or not math.isfinite(sanity_budget) or sanity_budget <= 0):
         raise ValueError(f"check_guards: sanity_budget={sanity_budget!r}; give a positive number of seconds (or None for the default).")
+    work = sanity_work_arg(sanity_work, 'check_guards: sanity_work')
     guards = [NaNStop, type('SeededSharedLoaders', (SeededSharedLoaders,), {'starts': {}, '__module__': __name__})]
     # the outcome of each fit, for classifiers and multi-label models: their false-alarm rate measured 0 of 200 random healthy
     # Learners; a regression is left alone (undertrained healthy regressions of unscaled targets end far worse than the mean)
@@ -336,5 +405,5 @@ def check_guards(sanity:bool=True, # run the sanity checks before each Learner's
     guards.append(DiscardedFitGuard)
     if sanity: # last: guards[-1] is the sanity check where there is one
         budget = None if sanity_budget is None else float(sanity_budget)
-        guards.append(type('FirstFitSanityCheck', (FirstFitSanityCheck,), {'budget': budget, 'checked': {}, '__module__': __name__}))
+        guards.append(type('FirstFitSanityCheck', (FirstFitSanityCheck,), {'budget': budget, 'work': work, 'checked': {}, '__module__': __name__}))
     return guards

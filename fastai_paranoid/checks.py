@@ -21,7 +21,7 @@ from .core import ResultTable, CheckResult, VERDICTS, CHECK_ALPHA, register_chec
 from .compat import fastai_class, loader_bs
 from .checkutils import Deadline, CheckIncomplete, work_per_step, steps_for, items_for, _batch_items, probe_items, PROBE_WORK, _first_items as _items_of, memorizing, pct, computed_tensors_memo, loaders_kept, SHARED, sharing, _stamps, NoTrainingBatch, NoTrainingData, \
     training_batches, model_copy, _quiet_dropout, predict, refuse_built_optimizer, user_lr, new_optimizer, has_trained, \
-    loss_name, applies_log_softmax, applies_sigmoid, expects_log_probs, class_axis
+    loss_name, applies_log_softmax, applies_sigmoid, expects_log_probs, class_axis, seeded, CHECK_SEED
 # the checks of the modules below register themselves (`register_check`): learn.sanity_check() runs them with these
 from . import datachecks, modelchecks, validchecks
 from .bn import FreezeBNStats, fine_tune_phase, freezes_nothing, FIX_SPLITTER
@@ -30,10 +30,11 @@ from .loopguards import graph_leaves, UNREGISTERED_FIX
 from .fitchecks import loss_broadcasts, loss_shape_finding, forward_order, last_head, frozen_head_finding
 
 # %% auto #0
-__all__ = ['data_classes', 'check_train_batches', 'check_loss_at_init', 'check_loss_activation', 'Curve', 'curve_points',
-           'loss_floor', 'overfit_one_batch', 'saturated_items', 'lr_schedulers', 'scheduler_peak', 'rate_setters',
-           'fit_rate', 'check_overfit_one_batch', 'overfit_causes', 'short_run', 'batch_losses', 'check_lr', 'LRSweep',
-           'lr_sweep', 'learner_copy', 'held_norm_layers', 'bn_holders', 'check_frozen']
+__all__ = ['LR_LEAST_ITEMS', 'data_classes', 'check_train_batches', 'check_loss_at_init', 'check_loss_activation', 'Curve',
+           'curve_points', 'loss_floor', 'overfit_one_batch', 'saturated_items', 'lr_schedulers', 'scheduler_peak',
+           'rate_setters', 'fit_rate', 'check_overfit_one_batch', 'overfit_causes', 'short_run', 'item_batches',
+           'batch_losses', 'check_lr', 'LRSweep', 'lr_sweep', 'learner_copy', 'held_norm_layers', 'bn_holders',
+           'check_frozen']
 
 # %% ../nbs/34_checks.ipynb #2da82469
 def _label_entropy(y:torch.Tensor, n_classes:int)->float|None:
@@ -440,6 +441,29 @@ def _first_items(batch:tuple, n:int|None)->tuple:
     if n is None or len(sizes) != 1: return batch
     return tuple(t[:n] if isinstance(t, torch.Tensor) and t.ndim else t for t in batch)
 
+def _varied_items(xb:tuple, yb:tuple, n:int)->tuple:
+    "`(xb, yb)` cut to `n` items, in batch order: the first item of each target not seen before, then the first of the others. A few items of one target leave a head whose last normalization is over the items (BatchNorm1d, in memorizing mode: on 2 items every feature is +-1, its mean over the items 0) only its bias to fit them with, which memorizes slowly; a few items of different targets are what memorizing a batch is. Items of all different targets (values, masks) are the first `n`"
+    items = _batch_items(xb, yb)
+    y = yb[0] if len(yb) and isinstance(yb[0], torch.Tensor) else None
+    if items is None or n >= items or y is None or not y.ndim or len(y) != items: return _first_items(xb, n), _first_items(yb, n)
+    chosen = []
+    for i in range(items):
+        if len(chosen) == n: break
+        if not any(torch.equal(y[i], y[j]) for j in chosen): chosen.append(i)
+    chosen += [i for i in range(items) if i not in chosen][:n - len(chosen)]
+    idx = torch.tensor(sorted(chosen))
+    pick = lambda b: tuple(t[idx] if isinstance(t, torch.Tensor) and t.ndim and len(t) == items else t for t in b)
+    return pick(xb), pick(yb)
+
+def _nothing_trains(learn:Learner, name:str, lr:float)->CheckResult|None:
+    "The failure of a check that trains when no parameter of the model requires a gradient: no step can change the model, at any rate (fastai's optimizer, over no parameters, raises IndexError); None when some parameter trains"
+    if any(p.requires_grad for p in learn.model.parameters()): return None
+    n = sum(p.numel() for p in learn.model.parameters())
+    return CheckResult(name, 'failed', {'lr': lr, 'steps': 0, 'trainable_params': 0, 'params': n}, "at least one parameter that requires a gradient",
+        f"none of the model's {n:,} parameters requires a gradient, so no optimizer step can change it, at any rate: the model is frozen "
+        f"from end to end, and a fit leaves it as it is.",
+        "Unfreeze what should learn: learn.unfreeze(), learn.freeze() (the head trains), or requires_grad_(True) on the layers that should train.")
+
 class Curve(list):
     "A measured series (`[step, value]` pairs) kept in `CheckResult.measured` for the reports to plot: printed as its length, so that the evidence's numbers stay readable"
     is_curve = True # what the runner looks for (a notebook run again in one process defines a class of the same name anew)
@@ -509,6 +533,7 @@ def overfit_one_batch(learn:Learner, # the Learner, left as it is
                       every_accuracy:bool=False, # for classifiers, also record the batch accuracy after every step (one more forward per step)
                       work:float|None=None, # GFLOP the steps may cost (`work_per_step`): fewer than `steps` for a large model (None: `steps`)
                       floor:dict|None=None, # when given, its 'value' is set at the first step to the batch's `loss_floor` (before `until` is first called)
+                      least_steps:int|None=None, # with `work`: when it pays for fewer steps than this on `max_items` items, memorize fewer items (`items_for`, 2 at the fewest; of different targets where the batch has them, `_varied_items`), so that it pays for this many
                      )->dict:
     "Train a copy of the model in memorizing mode (dropout off, however it is applied; normalization on batch statistics) on the first items of the first training batch: the loss at each step and, for classifiers, the batch accuracy"
     loss_func = learn.loss_func
@@ -518,10 +543,16 @@ def overfit_one_batch(learn:Learner, # the Learner, left as it is
     losses, accuracies = [], []
     classifier = applies_log_softmax(loss_func)
     with preserve_rng(learn.dls):
-        xb, yb = training_batches(learn, 1)[0]
+        xb, yb = whole = training_batches(learn, 1)[0]
         xb, yb = _first_items(xb, max_items), _first_items(yb, max_items)
         per_step = work_per_step(learn, model, xb, yb)
         planned = steps if work is None else steps_for(work, per_step, steps)
+        if work is not None and least_steps is not None and planned < min(least_steps, steps): # a large model: fewer items a step, not fewer steps
+            k = items_for(work / min(least_steps, steps), per_step, xb, yb)
+            if k is not None:
+                xb, yb = _varied_items(*whole, k) # of different targets where the batch has them (`_varied_items`)
+                per_step = work_per_step(learn, model, xb, yb)
+                planned = steps_for(work, per_step, steps)
         if work is not None and planned < 2: # one step records one loss, the one before it: nothing to judge, so none is run
             return {'losses': [], 'accuracies': [], 'accuracy': None, 'batch_size': len(yb[0]), 'stop': 'unaffordable',
                     'planned_steps': planned, 'step_gflop': per_step / 1e9, 'seconds': deadline.spent, 'model': model, 'batch': (xb, yb)}
@@ -677,6 +708,7 @@ def check_overfit_one_batch(learn:Learner, # the Learner, left as it is
                             lr:float|None=None, # learning rate (default: the one the user trains with, `user_lr`)
                             max_items:int|None=16, # items of the first batch to memorize (None: the whole batch)
                             work:float=20., # GFLOP the steps may cost (`work_per_step`): all 1000 steps of a small net, a dozen of a resnet18's on 16 images of 32 px
+                            least_steps:int|None=20, # when `work` pays for fewer steps than this on `max_items` items, memorize fewer items (2 at the fewest) so that it pays for this many (None: never fewer items)
                             budget:float|None=None, # seconds: the wall-clock safety net ('incomplete' when it runs out; None: none)
                             earlier:list|None=None, # the results of the checks run before it (`sanity_check` passes them): a failure names the causes they found
                            )->CheckResult:
@@ -684,6 +716,7 @@ def check_overfit_one_batch(learn:Learner, # the Learner, left as it is
     name = 'check_overfit_one_batch'
     lr_given = lr is not None
     lr, setters = fit_rate(learn, lr) # the user's own PyTorch scheduler gives the rate of the real fit; `setters`: callbacks that set one no check can read
+    if (frozen := _nothing_trains(learn, name, lr)) is not None: return frozen
     lr_given = lr_given or bool(lr_schedulers(learn))
     # the loss floor of the batch's targets (`loss_floor`: 0 for class ids and values, above 0 for label smoothing or soft targets):
     # "near 0" is near that floor, since no model goes below it
@@ -694,15 +727,16 @@ def check_overfit_one_batch(learn:Learner, # the Learner, left as it is
         return (len(losses) >= min_steps and _drop(losses, len(losses) // 4) < stall
                 and losses[-1] - low() > on_its_way * (losses[0] - low()))
     run = overfit_one_batch(learn, max_steps, lr, until=lambda l: l[-1] <= target(l) or stalled(l), max_items=max_items, budget=budget,
-                            work=work, floor=floor)
+                            work=work, floor=floor, least_steps=least_steps)
     n_trainable = sum(p.numel() for p in learn.model.parameters() if p.requires_grad)
     if run['stop'] == 'unaffordable':
-        need = math.ceil(run['step_gflop'] * min_steps)
-        return CheckResult(name, 'skipped', {'steps': 0, 'lr': lr, 'step_gflop': run['step_gflop'], 'work': work, 'trainable_params': n_trainable},
+        need = math.ceil(run['step_gflop'] * (least_steps or min_steps))
+        return CheckResult(name, 'skipped', {'steps': 0, 'lr': lr, 'step_gflop': run['step_gflop'], 'work': work, 'work_needed': need,
+                                             'trainable_params': n_trainable},
             f"at least two steps within the work allowance ({work:g} GFLOP)",
             f"inconclusive: its work allowance of {work:g} GFLOP pays for {'one step' if run['planned_steps'] else 'no whole step'} of {run['step_gflop']:.3g} GFLOP "
             f"on {run['batch_size']} items of the first batch, and a verdict needs the loss after two at least: no step was run.",
-            f"Give it the work of {min_steps} steps: settings={{'check_overfit_one_batch': {{'work': {need}}}}} (GFLOP).")
+            f"Give it the work of {least_steps or min_steps} steps: settings={{'check_overfit_one_batch': {{'work': {need}}}}} (GFLOP).")
     losses = run['losses']
     first, last = losses[0], losses[-1]
     recent_drop = _drop(losses, max(1, len(losses) // 4)) if len(losses) > 1 else 0.0
@@ -714,6 +748,7 @@ def check_overfit_one_batch(learn:Learner, # the Learner, left as it is
                   f"loss <= the targets' loss floor {low():.4f} + max({atol}, {rtol} x (step-0 loss - floor)) = {target(losses):.4f}")
                  + f"; failed if it stalls above it and above {on_its_way} x step 0 "
                  f"(falls less than {pct(stall, 0)} over the last quarter of the run, judged after {min_steps} steps)")
+    if run['stop'] == 'work': measured.update(work=work, items=run['batch_size'], step_gflop=run['step_gflop']) # what the allowance paid for
     items = f"{run['batch_size']} items of the first batch at lr={lr:g}, dropout off ({n_trainable:,} trainable parameters)"
     if math.isfinite(last) and last <= target(losses):
         floor_note = (f", near {low():.4f}, the lowest any outputs reach on these targets (its loss floor: label smoothing or soft "
@@ -732,7 +767,8 @@ def check_overfit_one_batch(learn:Learner, # the Learner, left as it is
         causes = overfit_causes(learn, run['model'], run['batch']) # a certain bug on the batch decides what the loss alone cannot
         if causes: return _failed_with_causes(name, measured, threshold, f"{story} when {why} ran out, still falling slowly (the loss "
                                               f"{_trend(losses, span)})", causes)
-        more = (f"settings={{'check_overfit_one_batch': {{'work': {math.ceil(run['step_gflop'] * max(min_steps, 4 * len(losses)))}}}}} "
+        if run['stop'] == 'work': measured['work_needed'] = math.ceil(run['step_gflop'] * max(min_steps, 4 * len(losses)))
+        more = (f"settings={{'check_overfit_one_batch': {{'work': {measured.get('work_needed')}}}}} "
                 f"(GFLOP)" if run['stop'] == 'work' else f"settings={{'check_overfit_one_batch': {{'max_steps': {4 * max_steps}}}}}")
         return CheckResult(name, 'skipped', measured, threshold,
             f"inconclusive: {story} when {why} ran out, still falling (the loss {_trend(losses, span)}); "
@@ -807,7 +843,7 @@ def short_run(learn:Learner, # the Learner, left as it is
               budget:float|None=None, # seconds: the wall-clock safety net; when it runs out the run raises `CheckIncomplete`
               deadline:Deadline|None=None, # a safety net shared with the caller (a check), instead of `budget`
              )->dict:
-    "A short training run of a copy of the model (the same batches and start for any `lr`): the loss at each step and how far the weights moved"
+    "A short training run of a copy of the model (the same batches and start for any `lr`, the same dropout masks too: the forward on the i-th batch draws from the global RNGs seeded with `CHECK_SEED + i`): the loss at each step and how far the weights moved"
     deadline = Deadline(budget, 'short_run') if deadline is None else deadline
     if batches is None: batches = training_batches(learn, steps)
     model = model_copy(learn)
@@ -816,9 +852,9 @@ def short_run(learn:Learner, # the Learner, left as it is
     start = [p.detach().clone() for p in trained]
     losses = []
     with preserve_rng(learn.dls):
-        for xb, yb in batches[:steps]:
+        for i, (xb, yb) in enumerate(batches[:steps]):
             opt.zero_grad()
-            loss = learn.loss_func(predict(model, xb), *yb)
+            with seeded(CHECK_SEED + i): loss = learn.loss_func(predict(model, xb), *yb) # the dropout masks `batch_losses` draws on this batch
             loss.backward()
             opt.step()
             losses.append(loss.item())
@@ -844,13 +880,43 @@ def _p_higher(run_losses:list, start_losses:list)->float|None:
 
 def _tail(losses, tail): return float(np.mean(losses[-tail:])) if all(map(math.isfinite, losses)) else math.inf
 
+def item_batches(learn:Learner, # the Learner whose training DataLoader is read
+                 n:int, # how many batches
+                 items:int, # items in each
+                )->list:
+    "`n` batches of `items` items each, cut from the first training batches (`training_batches`: no RNG moved), each whole batch giving as many as it holds, its targets interleaved (`_interleaved`): a short run of a large model on fewer items a step reads fewer batches"
+    xb, yb = training_batches(learn, 1)[0]
+    per_batch = max(1, (_batch_items(xb, yb) or items) // items)
+    cut = []
+    for xb, yb in training_batches(learn, math.ceil(n / per_batch)):
+        size = _batch_items(xb, yb) or 0
+        order = _interleaved(yb, size)
+        for start in range(0, size - items + 1, items):
+            idx = order[start:start + items]
+            cut.append(tuple(tuple(t[idx] if isinstance(t, torch.Tensor) and t.ndim else t for t in part) for part in (xb, yb)))
+            if len(cut) == n: return cut
+    return cut
+
+def _interleaved(yb:tuple, size:int)->torch.Tensor:
+    "The order of a batch's `size` items that takes one item of each target in turn (class ids, multi-hot rows), each target's items in batch order: pieces cut in that order mix the targets as the whole batch does, where pieces cut in batch order can hold one class (half the pieces of 2 items on 2 classes), which a head normalizing over the items (BatchNorm1d) can fit by its bias alone. Other targets (values, masks): the batch order"
+    y = yb[0] if len(yb) and isinstance(yb[0], torch.Tensor) else None
+    if y is None or y.is_floating_point() or y.ndim not in (1, 2) or len(y) != size: return torch.arange(size)
+    groups = {}
+    for i, key in enumerate(map(tuple, y.reshape(size, -1).tolist())): groups.setdefault(key, []).append(i)
+    lists = list(groups.values())
+    return torch.tensor([g[k] for k in range(max(map(len, lists), default=0)) for g in lists if k < len(g)], dtype=torch.long)
+
 def batch_losses(learn:Learner, # the Learner, left as it is
                  batches:list, # `(xb, yb)` batches
+                 first:int=0, # the index of `batches[0]` in a `short_run`: each forward draws the dropout masks of the run's step on that batch
                 )->list:
-    "The loss of (a copy of) the model as it is now on each of `batches`, in training mode, without a step"
+    "The loss of (a copy of) the model as it is now on each of `batches`, in training mode, without a step, with the dropout masks `short_run` drew on them: the run's losses and these differ by the steps alone, not by dropout's noise (a broken rate that moves nothing is level, on 2 items a step too)"
     model = model_copy(learn)
+    losses = []
     with preserve_rng(learn.dls), torch.no_grad():
-        return [learn.loss_func(predict(model, xb), *yb).item() for xb, yb in batches]
+        for i, (xb, yb) in enumerate(batches, first):
+            with seeded(CHECK_SEED + i): losses.append(learn.loss_func(predict(model, xb), *yb).item())
+    return losses
 
 @register_check(40)
 def check_lr(learn:Learner, # the Learner, left as it is
@@ -862,7 +928,7 @@ def check_lr(learn:Learner, # the Learner, left as it is
              spike:float=10.0, # ... or after a loss this many times the start: certain overshoot
              slow:float=0.005, # a level tail more than this share below the start, and lower at p < CHECK_ALPHA, is a slow descent (info), not a rate too low
              lr:float|None=None, # learning rate (default: the one the user trains with, `user_lr`)
-             min_steps:int=12, # fewer steps than `work` pays for: inconclusive
+             min_steps:int=12, # fewer steps than `work` pays for, on `LR_LEAST_ITEMS` items a step at the fewest: inconclusive
              work:float=30., # GFLOP the run's steps may cost (`work_per_step` of a training batch): all 50 steps of a small net, 15 of a resnet18's on 8 images of 32 px
              budget:float|None=None, # seconds: the wall-clock safety net ('incomplete' when it runs out; None: none)
             )->CheckResult:
@@ -870,27 +936,42 @@ def check_lr(learn:Learner, # the Learner, left as it is
     name = 'check_lr'
     deadline = Deadline(budget, name)
     lr, setters = fit_rate(learn, lr)
+    if (frozen := _nothing_trains(learn, name, lr)) is not None: return frozen
     res = _check_lr_at(learn, name, deadline, lr, steps, tail, tol, max_change, blown, spike, slow, min_steps, work)
     if setters and res.verdict in ('failed', 'warning', 'info') and 'constant_loss' not in res.measured: # a constant loss is no question of the rate
         return _rate_unread(res, lr, setters)
     return res
 
+# the fewest items a step of check_lr's run takes when its allowance cuts the batches: on 2, a head that normalizes over the items
+# (BatchNorm1d in fastai's heads) makes every feature +-1, a step function of the weights, and the loss falls at any rate (a resnet34
+# at 224 px: a rate of 1e-7 'passed' on 2 images a step, and warns on 4, where 1e-3 passes)
+LR_LEAST_ITEMS = 4
+
 def _check_lr_at(learn, name, deadline, lr, steps, tail, tol, max_change, blown, spike, slow, min_steps, work)->CheckResult:
     "`check_lr`'s run and verdict at `lr`"
     xb, yb = training_batches(learn, 1)[0]
     step_gflop = work_per_step(learn, learn.model, xb, yb) / 1e9
-    planned = steps_for(work, step_gflop * 1e9, steps)
+    planned, items = steps_for(work, step_gflop * 1e9, steps), None
+    if planned < min(min_steps, steps): # a large model: more steps on fewer items each (a step's work grows with its items), not too few steps
+        items = items_for(work / min(steps, 2 * min_steps), step_gflop * 1e9, xb, yb, least=LR_LEAST_ITEMS)
+        if items is not None:
+            step_gflop = work_per_step(learn, learn.model, _items_of(xb, items), _items_of(yb, items)) / 1e9
+            planned = steps_for(work, step_gflop * 1e9, steps)
     if planned < min(min_steps, steps):
-        return CheckResult(name, 'skipped', {'lr': lr, 'steps': planned, 'step_gflop': step_gflop}, None,
+        on = f"{items} items of a training batch" if items is not None else "a training batch"
+        need = math.ceil(step_gflop * min(min_steps, steps) * 1.5)
+        return CheckResult(name, 'skipped', {'lr': lr, 'steps': planned, 'step_gflop': step_gflop, 'work': work, 'work_needed': need}, None,
             f"inconclusive: its work allowance of {work:g} GFLOP pays for {planned} of the {steps} steps it wants ({step_gflop:.3g} GFLOP "
-            f"each on a training batch), too few to tell the loss's trend from batch-to-batch noise.",
-            f"Give it more work: settings={{'check_lr': {{'work': {math.ceil(step_gflop * min(min_steps, steps) * 1.5)}}}}} (GFLOP).")
-    batches = training_batches(learn, planned)
+            f"each on {on}), too few to tell the loss's trend from batch-to-batch noise.",
+            f"Give it more work: settings={{'check_lr': {{'work': {need}}}}} (GFLOP).")
+    batches = training_batches(learn, planned) if items is None else item_batches(learn, planned, items)
     run = short_run(learn, lr, planned, batches, deadline=deadline)
     deadline.check() # scoring the starting weights on the run's last batches: forward passes only
-    power = (f" ({planned} of the {steps} steps it wants: its work allowance of {work:g} GFLOP pays for {planned} at {step_gflop:.3g} GFLOP each)"
-             if planned < steps else '')
+    on = f" on {items} items each" if items is not None else ''
+    power = (f" ({planned} of the {steps} steps it wants{on}: its work allowance of {work:g} GFLOP pays for {planned} at {step_gflop:.3g} GFLOP each)"
+             if planned < steps or items is not None else '')
     ev = _lr_evidence(learn, run, batches, lr, steps, tail, power)
+    if power: ev['measured'].update(items=items, step_gflop=step_gflop) # what the allowance paid for: steps x GFLOP a step
     ev.update(name=name, tol=tol, max_change=max_change, blown=blown, spike=spike, slow=slow,
               threshold=(f"mean loss of the last {ev['tail']} steps < (1 - {tol}) x the starting weights' loss on those batches; "
                          f"if not, weights moved < {pct(max_change, 0)} (too low) or more (too high, unless a paired t-test puts the tail "
@@ -910,7 +991,7 @@ def _lr_evidence(learn, run, batches, lr, steps, tail, power)->dict:
     tail = min(tail, max(1, len(losses) // 3))
     end = _tail(losses, tail)
     # the starting weights on the same tail batches: the run's own start, without the batch-to-batch noise of step 0 alone
-    start_losses = batch_losses(learn, batches[:len(losses)][-tail:])
+    start_losses = batch_losses(learn, batches[:len(losses)][-tail:], first=len(losses) - tail)
     start = float(np.mean(start_losses))
     ratio = end / start if math.isfinite(end) and start > 0 else 1.0 if end == start else math.inf # a loss of 0 that stays 0 is level
     measured = {'lr': lr, 'steps': len(losses), 'step0_loss': losses[0], 'start_loss_tail_batches': start, 'tail_loss': end,

@@ -132,7 +132,15 @@ def _check_parser():
     p.add_argument('--no-sanity', dest='sanity', action='store_false', help="don't run learn.sanity_check() before each Learner's first fit (the NaN guard and the other guards stay)")
     p.add_argument('--smoke', action='store_true', help="a smoke run, as Lightning's fast_dev_run: every fit cut to one epoch of 3 training and 3 validation batches (lr_find to a 35-step sweep), the sanity checks and guards as usual; an assert that fails only because a fit was cut is shown 'cut short', not failed. Checks the pipeline, not the training: a NaN at epoch 30 is out of its sight")
     p.add_argument('--sanity-budget', '--sanity_budget', dest='sanity_budget', type=_positive_seconds, default=None, metavar='SECONDS', help="a generous wall-clock safety net for each sanity check (default: 300 s); a check it stops is reported 'incomplete', never judged on less")
+    p.add_argument('--sanity-work', '--sanity_work', dest='sanity_work', type=_sanity_work, default=None, metavar='SHARE|GFLOP', help="the work the checks that train (overfit one batch, the learning rate) may cost before each Learner's first fit: a share of the work of the fit they guard, '20%%' by default ('25%%'; '0%%' for each check's own fixed allowance), or GFLOP in all ('800GFLOP', '2TFLOP'); counted in FLOPs, the same on every machine. A check it cannot pay for is 'skipped' and says what it needs")
     return p
+
+def _sanity_work(text):
+    "`--sanity-work`'s value, checked here without importing torch: 'N%' or 'N' followed by GFLOP, TFLOP or PFLOP"
+    import re
+    if not re.fullmatch(r'\s*(\d+(\.\d*)?|\.\d+)\s*(%|[gtp]flop)\s*', text, flags=re.IGNORECASE):
+        raise argparse.ArgumentTypeError(f"{text!r}: give a share of the fit's work ('10%') or GFLOP in all ('800GFLOP', '2TFLOP')")
+    return text
 
 def _positive_seconds(text):
     try: value = float(text)
@@ -188,4 +196,4 @@ def main(argv:list|None=None, # the arguments (default: `sys.argv[1:]`)
     from fastai_paranoid.runner import check_paths
     return check_paths(opts.paths, script_args, flags=opts.flags.split(), n_workers=opts.n_workers, on_finding=opts.on_finding,
                        verbose=opts.verbose, cell_timeout=opts.cell_timeout, json_path=opts.json_path, html_path=opts.html_path,
-                       sanity=opts.sanity, sanity_budget=opts.sanity_budget, fail_on=opts.fail_on, format=opts.format, smoke=opts.smoke)
+                       sanity=opts.sanity, sanity_budget=opts.sanity_budget, sanity_work=opts.sanity_work, fail_on=opts.fail_on, format=opts.format, smoke=opts.smoke)

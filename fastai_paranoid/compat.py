@@ -4,7 +4,7 @@
 
 # %% ../nbs/01_compat.ipynb #119b2318
 from __future__ import annotations
-import contextlib, copy, random, sys
+import contextlib, copy, math, random, sys
 import torch
 import torch.utils.data as tud
 from torch import nn
@@ -199,8 +199,23 @@ def no_dynamo_import():
         for raw in patched:
             if getattr(raw, '__dynamo_disable', None) is raw: delattr(raw, '__dynamo_disable')
 
+def _prod(shape)->int: return math.prod(shape) if shape else 1
+
+def _rnn_layer_flops(input, weight0, weight1, *args, out_shape=None, **kwargs)->int:
+    "`aten.mkldnn_rnn_layer` (PyTorch's LSTM and GRU on CPU: one layer, one direction): a multiply-add per weight of its input and hidden matrices, per item and time step"
+    return 2 * _prod(input[:-1]) * (_prod(weight0) + _prod(weight1))
+
+def _rnn_stack_flops(input, weight, *args, out_shape=None, **kwargs)->int:
+    "`aten._cudnn_rnn` and `aten.miopen_rnn` (PyTorch's RNNs on a GPU: every layer and direction): a multiply-add per weight of each matrix, per item and time step"
+    return 2 * _prod(input[:-1]) * sum(_prod(w) for w in weight if len(w) == 2)
+
+def _rnn_flop_formulas()->dict:
+    "FLOP formulas for the fused RNN kernels `FlopCounterMode` does not count (it counts 0 for them), by the ops this torch has"
+    ops = {'mkldnn_rnn_layer': _rnn_layer_flops, '_cudnn_rnn': _rnn_stack_flops, 'miopen_rnn': _rnn_stack_flops}
+    return {getattr(torch.ops.aten, name): f for name, f in ops.items() if hasattr(torch.ops.aten, name)}
+
 @contextlib.contextmanager
 def flop_counter():
-    "torch's `FlopCounterMode(display=False)`, entered without importing `torch._dynamo`; yields the counter"
+    "torch's `FlopCounterMode(display=False)`, entered without importing `torch._dynamo`, that also counts the fused RNN kernels (`_rnn_flop_formulas`); yields the counter"
     from torch.utils.flop_counter import FlopCounterMode
-    with no_dynamo_import(), FlopCounterMode(display=False) as counter: yield counter
+    with no_dynamo_import(), FlopCounterMode(display=False, custom_mapping=_rnn_flop_formulas()) as counter: yield counter

@@ -290,6 +290,7 @@ def check_file(path, # a script or notebook
                cell_timeout:int|None=None, # seconds a notebook cell may run (default: the project's `cell_timeout`)
                sanity:bool=True, # run `learn.sanity_check()` before each Learner's first fit (with the default guards)
                sanity_budget:float|None=None, # seconds of sanity checks per Learner (None: `checkrun`'s default)
+               sanity_work=None, # the work of the checks that train: a share of the fit's ('10%') or GFLOP ('800GFLOP') (None: `checkrun.SANITY_SHARE`)
                fail_on:str='warning', # the lowest level of finding that counts against the file
                smoke:int|bool=False, # cut every fit to a few batches of one epoch (True: `smoke.SMOKE_BATCHES`, or a number), as `check --smoke`
               )->FileResult:
@@ -298,7 +299,7 @@ def check_file(path, # a script or notebook
     from fastai_paranoid.checkrun import check_guards, curve_sink
     from fastai_paranoid.paranoid import PARANOID_GUARDS, paranoid
     from fastai_paranoid.smoke import smoke_guards, smoke_log, raised_after_cut_fit
-    if guards is None: guards = PARANOID_GUARDS + check_guards(sanity, sanity_budget) # built here, in the worker: fresh classes per file
+    if guards is None: guards = PARANOID_GUARDS + check_guards(sanity, sanity_budget, sanity_work) # built here, in the worker: fresh classes per file
     cutting = smoke_guards(smoke)
     guards = list(guards) + cutting
     smoke_log.reset()
@@ -831,6 +832,7 @@ def check_paths(paths:list, # scripts, notebooks and folders of them
                 json_path:str|None=None, # also write the results here, as JSON
                 sanity:bool=True, # run `learn.sanity_check()` before each Learner's first fit
                 sanity_budget:float|None=None, # seconds of sanity checks per Learner (None: the default)
+                sanity_work=None, # the work of the checks that train: a share of the fit's ('10%') or GFLOP ('800GFLOP') (None: `checkrun.SANITY_SHARE`)
                 fail_on:str='warning', # the lowest level of finding that makes the exit status 1: 'error', 'warning' or 'info'
                 format:str='text', # 'text' or 'github' (`FORMATS`)
                 on_leak:str|None=None, # the old name of `on_finding`
@@ -869,7 +871,7 @@ def check_paths(paths:list, # scripts, notebooks and folders of them
         if live: live.draw()
     start = time.perf_counter()
     kwargs = dict(force_flags=list(flags), on_finding=on_finding, guards=guards, verbose=verbose, cell_timeout=cell_timeout,
-                  sanity=sanity, sanity_budget=sanity_budget, fail_on=fail_on, smoke=smoke)
+                  sanity=sanity, sanity_budget=sanity_budget, sanity_work=sanity_work, fail_on=fail_on, smoke=smoke)
     names = {str(f): ' '.join([str(f), *args]) for f in todo}
     report = dict(format=format, fail_on=fail_on, names=names, verbose=verbose)
     started = []

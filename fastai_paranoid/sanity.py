@@ -4,7 +4,7 @@
 
 # %% ../nbs/35_sanity.ipynb #5a1e7c03
 from __future__ import annotations
-import html, inspect, textwrap, time, traceback
+import html, inspect, math, textwrap, time, traceback
 import torch
 from fastai.learner import Learner
 from fastcore.basics import patch
@@ -18,7 +18,8 @@ from . import checks, datachecks, modelchecks, validchecks, targets, inputs
 from .experiments import search_cause
 
 # %% auto #0
-__all__ = ['RUN_DEFAULTS', 'SanityCheckWarning', 'SanityCheckError', 'SanityReport', 'default_budget', 'diagnose_results']
+__all__ = ['RUN_DEFAULTS', 'WORK_SPLIT', 'SanityCheckWarning', 'SanityCheckError', 'SanityReport', 'default_budget',
+           'diagnose_results', 'work_allowances', 'work_needed']
 
 # %% ../nbs/35_sanity.ipynb #90873ace
 class SanityCheckWarning(ParanoidWarning):
@@ -177,6 +178,28 @@ def _explains(report, r)->str:
 # show a test at work (called on its own, check_label_leak trains its copies even when no copy can show a leak, to give a p-value)
 RUN_DEFAULTS = {'check_label_leak': {'decide_without_copies': True}}
 
+# how `sanity_check(work=...)` splits the work it is given among the checks whose verdict needs many training steps: seed 001's
+# two tests, which the checks' fixed allowances cannot pay for on a large model (a resnet34 at 224 px: 22 GFLOP a step per image).
+# check_lr gets three quarters: its verdict needs 12 steps at least, on 4 items a step at the fewest (`checks.LR_LEAST_ITEMS`),
+# where memorizing 2 items of different targets decides in a few steps (a resnet34 at 224 px and a text classifier: 4-5)
+WORK_SPLIT = {'check_overfit_one_batch': 0.25, 'check_lr': 0.75}
+
+def _default_work(fn)->float:
+    "The work allowance a check has when none is given: its `work` argument's default, its floor in a run"
+    return inspect.signature(fn).parameters['work'].default
+
+def work_allowances(fns:list, # the check functions of the run
+                    work:float|None, # GFLOP in all for the checks of `WORK_SPLIT` (None: each its default)
+                   )->dict:
+    "`{check name: {'work': GFLOP}}`: each check of `WORK_SPLIT` among `fns` its share of `work`, never below its own default (the floor: a small model's fit pays for little, and a check still runs as it does on its own)"
+    if work is None: return {}
+    return {fn.__name__: {'work': max(_default_work(fn), WORK_SPLIT[fn.__name__] * work)} for fn in fns if fn.__name__ in WORK_SPLIT}
+
+def work_needed(result:CheckResult)->float|None:
+    "GFLOP in all that `sanity_check(work=...)` must be given for `result`'s check, skipped for want of work, to get the work it says it needs (`measured['work_needed']`); None for other results"
+    need = result.measured.get('work_needed') if result.verdict == 'skipped' else None
+    return None if need is None or result.name not in WORK_SPLIT else math.ceil(need / WORK_SPLIT[result.name])
+
 def _accepts_all(fn, kwargs:dict)->dict: return {k: v for k, v in kwargs.items() if _accepts(fn, k)}
 
 _DATA_MODULES = ('/fastai/data/', '/fastai/vision/core', '/fastai/text/core', '/fastai/text/data', '/fastai/tabular/core',
@@ -198,6 +221,7 @@ def sanity_check(self:Learner,
                  progress:bool=True, # show a progress bar
                  lr:float|None=None, # the learning rate you train with (default: learn.lr), for the checks that train
                  budget:float|None=None, # the safety net: seconds each check may take before it is stopped and reported 'incomplete' (default: `default_budget`, 300 on CPU); it never sizes a check's work
+                 work:float|None=None, # GFLOP in all for the checks that need many training steps, split by `WORK_SPLIT`, each at least its own default (None: each its default); `fastai-paranoid check` gives a share of the fit's work
                  on_fail=DEPRECATED, # the old name of `on_finding`
                 )->SanityReport:
     "Run sanity checks on copies of this Learner's model, with its data and loss, and report: the Learner is left exactly as it was. Each check's work follows from the model and the data; `budget` only stops a check that runs far too long"
@@ -210,13 +234,16 @@ def sanity_check(self:Learner,
     unknown = set(settings) - {fn.__name__ for fn in fns}
     if unknown: raise ValueError(f"sanity_check: settings for {sorted(unknown)}, which will not run; "
                                  f"the checks are {[fn.__name__ for fn in fns]}.")
+    if work is not None and (isinstance(work, (str, bool)) or not isinstance(work, (int, float)) or not work >= 0 or work == math.inf):
+        raise ValueError(f"sanity_check: work={work!r}; give the GFLOP the checks that train may cost in all, a number >= 0, or None for each check's default.")
     if budget is None: budget = default_budget(self)
+    allowances = work_allowances(fns, work)
     results, seconds, tracebacks = [], [], {}
     with preserve_rng(self.dls), sharing(self): # the checks share what they read of the data (`SharedReads`)
         for step, fn in enumerate(progress_bar(fns, leave=False) if progress else fns, 1): # fastprogress draws a bar even with display=False
             name = fn.__name__
             report_progress(check=name, step=step, steps=len(fns)) # `fastai-paranoid check`'s progress line
-            kwargs = _accepts_all(fn, RUN_DEFAULTS.get(name, {})) | dict(settings.get(name, {}))
+            kwargs = _accepts_all(fn, RUN_DEFAULTS.get(name, {})) | allowances.get(name, {}) | dict(settings.get(name, {}))
             if lr is not None and _accepts(fn, 'lr'): kwargs.setdefault('lr', lr)
             if _accepts(fn, 'budget'): kwargs.setdefault('budget', budget) # each check's own safety net
             if _accepts(fn, 'earlier'): kwargs.setdefault('earlier', list(results)) # what the checks before it found (check_overfit_one_batch names the causes)
@@ -241,9 +268,11 @@ def sanity_check(self:Learner,
                                       message=f"{name} raised {type(e).__name__}: {e}",
                                       fix=f"The check could not run on this Learner, so it says nothing about it: read the traceback "
                                           f"(report.tracebacks[{name!r}]), or leave the check out with checks=[...].")
+            if work_needed(res) is not None and 'work' not in settings.get(name, {}):
+                res.fix = (res.fix or '') + f" Or give the checks that train more work in all: learn.sanity_check(work={work_needed(res)}) (GFLOP)."
             results.append(res)
             seconds.append(time.perf_counter() - start)
-        _search_causes(self, diagnose_results(results), seconds, settings)
+        _search_causes(self, diagnose_results(results), seconds, {n: allowances.get(n, {}) | settings.get(n, {}) for n in set(allowances) | set(settings)})
     report_progress(check=None)
     report = SanityReport(diagnose_results(results), seconds, tracebacks, budget)
     raising = on_finding == 'raise' and any(r.level == 'error' for r in report.standing)
