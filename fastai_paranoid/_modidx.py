@@ -278,6 +278,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                         'fastai_paranoid.checks._nothing_trains': ( 'checks.html#_nothing_trains',
                                                                                     'fastai_paranoid/checks.py'),
                                         'fastai_paranoid.checks._one_output': ('checks.html#_one_output', 'fastai_paranoid/checks.py'),
+                                        'fastai_paranoid.checks._overshoot_on_pieces': ( 'checks.html#_overshoot_on_pieces',
+                                                                                         'fastai_paranoid/checks.py'),
                                         'fastai_paranoid.checks._p_higher': ('checks.html#_p_higher', 'fastai_paranoid/checks.py'),
                                         'fastai_paranoid.checks._p_lower': ('checks.html#_p_lower', 'fastai_paranoid/checks.py'),
                                         'fastai_paranoid.checks._rate_unread': ('checks.html#_rate_unread', 'fastai_paranoid/checks.py'),

@@ -951,6 +951,7 @@ def _check_lr_at(learn, name, deadline, lr, steps, tail, tol, max_change, blown,
     "`check_lr`'s run and verdict at `lr`"
     xb, yb = training_batches(learn, 1)[0]
     step_gflop = work_per_step(learn, learn.model, xb, yb) / 1e9
+    batch_gflop = step_gflop # a whole batch's step
     planned, items = steps_for(work, step_gflop * 1e9, steps), None
     if planned < min(min_steps, steps): # a large model: more steps on fewer items each (a step's work grows with its items), not too few steps
         items = items_for(work / min(steps, 2 * min_steps), step_gflop * 1e9, xb, yb, least=LR_LEAST_ITEMS)
@@ -977,13 +978,25 @@ def _check_lr_at(learn, name, deadline, lr, steps, tail, tol, max_change, blown,
                          f"if not, weights moved < {pct(max_change, 0)} (too low) or more (too high, unless a paired t-test puts the tail "
                          f"below the start at p < {CHECK_ALPHA:g}: a large loss descending slowly)"))
     if not all(map(math.isfinite, ev['losses'])): # inf or NaN, measured: nothing else is "non-finite"
-        return CheckResult(name, 'failed', ev['measured'], ev['threshold'], f"{ev['story']}: the loss became non-finite{ev['power']}.", ev['fix_high'])
+        res = CheckResult(name, 'failed', ev['measured'], ev['threshold'], f"{ev['story']}: the loss became non-finite{ev['power']}.", ev['fix_high'])
+        return _overshoot_on_pieces(res, ev, items, batch_gflop, min(min_steps, steps))
     if not ev['constant'] and not ev['start'] > 0: # the test compares losses as ratios to a positive start
         return CheckResult(name, 'skipped', ev['measured'], ev['threshold'],
             f"{ev['story']}: the starting weights' loss is {ev['start']:.4g}, not above 0 (the last steps' mean {ev['end']:.4g}): "
             f"a loss that goes below 0 has no floor to train toward, so the rate cannot be judged by it. check_loss_activation "
             f"judges whether the loss fits the model's outputs (NLLLoss on logits goes below 0 without bound).")
-    return _lr_constant(ev) or _lr_above_start(ev) or _lr_level_or_lower(ev)
+    res = _lr_constant(ev) or _lr_above_start(ev) or _lr_level_or_lower(ev)
+    return _overshoot_on_pieces(res, ev, items, batch_gflop, min(min_steps, steps))
+
+def _overshoot_on_pieces(res:CheckResult, ev:dict, items:int|None, batch_gflop:float, min_steps:int)->CheckResult:
+    "`res` as it is, unless it says the rate is too high from a run on pieces of the batches (`items` each): then 'skipped'. A step on a few items is far noisier than one on the user's whole batch, and a normalization over so few items is unstable, so a run on pieces can overshoot at a rate the real fit takes (a resnet18 from scratch at fastai's lr=0.1, on 5 images a step, blew up; the same fit on whole batches of 16, warmed up by fit_one_cycle, trains). A rate too low still shows on pieces: that verdict stands"
+    if items is None or res.fix != ev['fix_high'] or res.verdict not in ('failed', 'info'): return res
+    need = math.ceil(batch_gflop * min_steps * 1.5)
+    return CheckResult(res.name, 'skipped', res.measured | {'work_needed': need}, res.threshold,
+        f"inconclusive: {res.message.rstrip('.')}. That run took its steps on {items} items each, far noisier than the whole batches the "
+        f"real fit takes (and a normalization over {items} items is unstable), so its overshoot does not show that the rate is too high "
+        f"for the real fit.",
+        f"Give it whole-batch steps: settings={{'check_lr': {{'work': {need}}}}} (GFLOP); or compare rates with lr_sweep(learn).")
 
 def _lr_evidence(learn, run, batches, lr, steps, tail, power)->dict:
     "What `check_lr` judges a short run on: the mean loss of its last `tail` steps, the starting weights' loss on those batches, paired tests between the two, the peak, and the pieces of its messages"
