@@ -226,6 +226,7 @@ def run_sanity_checks(learn, # the Learner, left exactly as it is
                       lr:float|None=None, # the rate the user trains with, passed where `sanity_check` takes it
                       work:float|None=None, # GFLOP in all for the checks that train (`sanity_work`; None: each its default)
                       fit:float|None=None, # the fit's own GFLOP, for the hint of a check skipped for want of work
+                      seconds:dict|None=None, # filled with each check's wall-clock seconds, by name (for `--json`: where the cost goes)
                      )->tuple:
     "`(results, crashed)`: every check's `CheckResult`, and `{name: the end of its traceback}` for the checks that crashed; run on copies that get no guard"
     budget = DEFAULT_SANITY_BUDGET if budget is None else budget
@@ -233,6 +234,7 @@ def run_sanity_checks(learn, # the Learner, left exactly as it is
         warnings.simplefilter('ignore') # what the copies' fits say is not about the user's run
         report = learn.sanity_check(on_finding=None, progress=False, lr=lr, budget=budget, work=work)
     for r in report.results: _work_hint(r, fit)
+    if seconds is not None: seconds.update((r.name, s) for r, s in zip(report.results, report.seconds))
     return list(report.results), {r.name: _tail(report.tracebacks.get(r.name, r.message)) for r in report.errors}
 
 # %% ../nbs/40_checkrun.ipynb #758a55ae
@@ -299,7 +301,8 @@ class FirstFitSanityCheck(Guard):
         checked[key] = label
         report_progress(learner=label) # `fastai-paranoid check`'s progress line
         work, fit = sanity_work(learn, type(self).work)
-        try: results, crashed = run_sanity_checks(learn, type(self).budget, fit_lr(learn), work, fit)
+        took = {} # each check's seconds, for the report
+        try: results, crashed = run_sanity_checks(learn, type(self).budget, fit_lr(learn), work, fit, seconds=took)
         except Exception as e:
             reason = f"the sanity checks could not run ({type(e).__name__}: {e}); the fit goes on unchecked"
             _account(CheckRecord(label, 'sanity_check', 'error', reason, traceback=_tail(traceback.format_exc()), **where), f"{label}: {reason}.")
@@ -307,7 +310,7 @@ class FirstFitSanityCheck(Guard):
         for r in results:
             for key, value in r.measured.items():
                 if getattr(value, 'is_curve', False) and value: record_curve(label, r.name, key, value)
-            _account(CheckRecord(label, r.name, r.verdict, '' if r.passed else r.message, traceback=crashed.get(r.name, ''), **where),
+            _account(CheckRecord(label, r.name, r.verdict, '' if r.passed else r.message, traceback=crashed.get(r.name, ''), seconds=took.get(r.name), **where),
                      f"{label}: sanity check '{r.name}' crashed; it says nothing about this run: {r.message}" if r.name in crashed else None)
             if r.name in crashed or r.verdict == 'error': continue
             if r.is_finding:

@@ -486,18 +486,21 @@ class CheckRecord:
     traceback: str = '' # for 'error': the last lines of the check's traceback
     built_at: object = field(default=None, compare=False) # the user's line that built the Learner (a `core.Location` or a `Place`)
     found_at: object = field(default=None, compare=False) # the user's line whose first fit ran the checks
+    seconds: float|None = field(default=None, compare=False) # wall-clock seconds the check took here: a benchmark's figure (where `check`'s cost goes), which no verdict reads
     def __post_init__(self):
         if self.verdict not in CHECK_VERDICTS: raise ValueError(f"CheckRecord: verdict {self.verdict!r} is not one of {CHECK_VERDICTS}.")
     def as_dict(self)->dict:
         "Every field, JSON-ready (locations as dicts): one entry of `--json`'s `files[i]['checks']`"
         d = {k: getattr(self, k) for k in ('learner', 'check', 'verdict', 'reason', 'same_as', 'traceback')}
-        d.update(built_at=_place_dict(self.built_at), found_at=_place_dict(self.found_at))
+        d.update(built_at=_place_dict(self.built_at), found_at=_place_dict(self.found_at),
+                 seconds=None if self.seconds is None else round(float(self.seconds), 3))
         return d
     @classmethod
     def from_dict(cls, d:dict): # what `as_dict` gave
         "The record `d` describes (it crossed from a worker process)"
         fields = {k: d.get(k, '') for k in ('reason', 'same_as', 'traceback')}
-        return cls(d['learner'], d['check'], d['verdict'], **fields, built_at=_place(d.get('built_at')), found_at=_place(d.get('found_at')))
+        return cls(d['learner'], d['check'], d['verdict'], **fields, built_at=_place(d.get('built_at')), found_at=_place(d.get('found_at')),
+                   seconds=d.get('seconds'))
 
 def _tb_lines(traceback:str)->tuple:
     "A traceback's end as lines, without the `^^^^` markers under the code"
