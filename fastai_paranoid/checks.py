@@ -898,7 +898,7 @@ def item_batches(learn:Learner, # the Learner whose training DataLoader is read
     return cut
 
 def _interleaved(yb:tuple, size:int)->torch.Tensor:
-    "The order of a batch's `size` items that takes one item of each target in turn (class ids, multi-hot rows), each target's items in batch order: pieces cut in that order mix the targets as the whole batch does, where pieces cut in batch order can hold one class (half the pieces of 2 items on 2 classes), which a head normalizing over the items (BatchNorm1d) can fit by its bias alone. Other targets (values, masks): the batch order"
+    "The order of a batch's `size` items that takes one item of each target in turn (integer class ids, or integer rows of them), each target's items in batch order: pieces cut in that order mix the targets as the whole batch does, where pieces cut in batch order can hold one class (half the pieces of 2 items on 2 classes), which a head normalizing over the items (BatchNorm1d) can fit by its bias alone. Float targets (values, and fastai's multi-hot rows, which are floats) and masks: the batch order"
     y = yb[0] if len(yb) and isinstance(yb[0], torch.Tensor) else None
     if y is None or y.is_floating_point() or y.ndim not in (1, 2) or len(y) != size: return torch.arange(size)
     groups = {}
