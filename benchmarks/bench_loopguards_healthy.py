@@ -34,7 +34,7 @@ def train(learn, way:str, epochs:int):
     elif way == 'fine_tune': learn.fine_tune(epochs - 1, 1e-3)
     else: raise ValueError(way)
 
-def run_one(d:dict, epochs:int, fit_guards:bool=False, outcome:bool=False, outcome_kw:dict|None=None) -> dict:
+def run_one(d:dict, epochs:int, fit_guards:bool=False, outcome:bool=False, outcome_kw:dict|None=None, training_loss:bool=False) -> dict:
     import contextlib, io, torch
     import fastai.callback.progress # noqa: F401 (learn.no_bar; the first draws' families do not import it)
     import fastai.callback.schedule # noqa: F401 (fit_one_cycle: a run of --draws may start with a family that does not import it)
@@ -60,14 +60,22 @@ def run_one(d:dict, epochs:int, fit_guards:bool=False, outcome:bool=False, outco
             from fastai_paranoid.dropout import DropoutGuard
             guard = OutcomeGuard(**(outcome_kw or {}))
             learn.add_cbs([guard, ConstantInputGuard(), TargetOrderGuard(), FrozenInitGuard(), DropoutGuard()])
+        tl = None
+        if training_loss:
+            from fastai_paranoid.outcome import TrainingLossGuard
+            tl = type('TrainingLossGuard', (TrainingLossGuard,), {})()
+            learn.add_cb(tl)
         with finding_sink(found.append), warnings.catch_warnings(), learn.no_bar(), learn.no_logging(), contextlib.redirect_stdout(io.StringIO()):
             warnings.simplefilter('ignore')
             train(learn, way, epochs)
     except Exception as e:
         return {**d, 'way': way, 'error': f'{type(e).__name__}: {e}'[:300], 'findings': [], 'seconds': time.perf_counter() - start}
     verdict = guard.verdict() if guard is not None else None # the last fit's outcome, judged or not (`reason`), for the margins below
+    tl_record = None if tl is None else {'result': getattr(tl, 'result', None), 'reason': getattr(tl, 'reason', ''),
+                                         'losses': [float(l) for l in getattr(tl, 'losses', [])]}
     return {**d, 'way': way, 'error': '', 'seconds': time.perf_counter() - start, 'outcome': verdict,
-            'outcome_reason': getattr(guard, 'reason', ''), 'findings': [(f.kind, f.level, f.message[:300]) for f in found]}
+            'outcome_reason': getattr(guard, 'reason', ''), 'findings': [(f.kind, f.level, f.message[:300]) for f in found],
+            'training_loss': tl_record}
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
@@ -78,13 +86,14 @@ def main(argv=None):
     parser.add_argument('--epochs', type=int, default=2)
     parser.add_argument('--fit-guards', action='store_true', help="the eight guards of the real fit as paranoid() installs them (one FitGuards), not the four loop guards")
     parser.add_argument('--outcome', action='store_true', help="also OutcomeGuard, ConstantInputGuard, TargetOrderGuard, FrozenInitGuard and DropoutGuard (OutcomeGuard's verdicts at several margins are printed at the end)")
+    parser.add_argument('--training-loss', action='store_true', help="also 37_outcome's TrainingLossGuard (a first fit whose training loss does not fall); its verdict and the losses go to --json")
     parser.add_argument('--json', help='write every run (findings, OutcomeGuard verdict) to this file')
     parser.add_argument('--outcome-min-steps', type=int, default=None, help="OutcomeGuard's min_steps (default: its own)")
     args = parser.parse_args(argv)
     runs = []
     for i in (args.draws or range(args.start, args.n)):
         r = run_one(draw(i, args.seed), args.epochs, args.fit_guards, args.outcome,
-                    {} if args.outcome_min_steps is None else {'min_steps': args.outcome_min_steps})
+                    {} if args.outcome_min_steps is None else {'min_steps': args.outcome_min_steps}, args.training_loss)
         runs.append(r)
         status = r['error'] or ('; '.join(f"{k} ({l})" for k, l, _ in r['findings']) or 'silent')
         print(f"{i:4d} {r['family']:11s} {r['way']:23s} n={r['n']:4d} {r['seconds']:5.1f}s  {status}", flush=True)

@@ -14,7 +14,7 @@ from fastai.callback.core import Callback, CancelFitException, defaults
 # fastai.callback.schedule is not imported: its import adds ProgressCallback to fastai's `defaults.callbacks`
 from .core import ParanoidWarning, DEPRECATED, Finding, emit, fingerprints, built_at, user_location, raw_bits
 from dataclasses import replace
-from .outcome import OutcomeGuard, ConstantInputGuard, TargetOrderGuard
+from .outcome import OutcomeGuard, TrainingLossGuard, ConstantInputGuard, TargetOrderGuard
 from .frozeninit import FrozenInitGuard
 from .dropout import DropoutGuard
 from .discard import DiscardedFitGuard, reset_discard
@@ -385,7 +385,7 @@ def check_guards(sanity:bool=True, # run the sanity checks before each Learner's
                  sanity_budget:float|None=None, # seconds of sanity checks per Learner (None: the default)
                  sanity_work=None, # the work of the checks that train: a share of the work of the fit they guard (0.1 or '10%'; 0: each check's own default) or GFLOP in all ('800GFLOP'); None: `SANITY_SHARE`
                 )->list:
-    "The guard classes `fastai-paranoid check` adds to `PARANOID_GUARDS`: `NaNStop`, `SeededSharedLoaders`, unless `sanity=False` `FirstFitSanityCheck`, `OutcomeGuard` for classifiers, `ConstantInputGuard`, `TargetOrderGuard`, `FrozenInitGuard`, `DropoutGuard`, `DiscardedFitGuard` (fresh classes: nothing is remembered from an earlier call)"
+    "The guard classes `fastai-paranoid check` adds to `PARANOID_GUARDS`: `NaNStop`, `SeededSharedLoaders`, unless `sanity=False` `FirstFitSanityCheck`, `OutcomeGuard` for classifiers, `TrainingLossGuard`, `ConstantInputGuard`, `TargetOrderGuard`, `FrozenInitGuard`, `DropoutGuard`, `DiscardedFitGuard` (fresh classes: nothing is remembered from an earlier call)"
     if not isinstance(sanity, bool): raise TypeError(f"check_guards: sanity must be True or False, got {sanity!r}.")
     if sanity_budget is not None and (isinstance(sanity_budget, bool) or not isinstance(sanity_budget, (int, float))
                                       or not math.isfinite(sanity_budget) or sanity_budget <= 0):
@@ -395,6 +395,9 @@ def check_guards(sanity:bool=True, # run the sanity checks before each Learner's
     # the outcome of each fit, for classifiers and multi-label models: their false-alarm rate measured 0 of 200 random healthy
     # Learners; a regression is left alone (undertrained healthy regressions of unscaled targets end far worse than the mean)
     guards.append(type('OutcomeGuard', (OutcomeGuard,), {'kinds': ('class', 'labels'), '__module__': __name__}))
+    # a model's first fit that started no better than a constant and whose training loss did not fall: a warning where the
+    # weights barely moved or a weight decay alone shrinks them, else a note (a healthy setup asked for too little looks the same)
+    guards.append(type('TrainingLossGuard', (TrainingLossGuard,), {'seen': None, '__module__': __name__}))
     # inputs that reach the model constant in one phase only (zeroed or replaced between the DataLoader and the model)
     guards.append(ConstantInputGuard)
     # targets a callback reordered against inputs it left as they were

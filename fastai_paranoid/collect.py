@@ -217,7 +217,8 @@ def finding_from_dict(d:dict, # `Finding.as_dict()` (extra keys, e.g. 'message',
 # the loss at init or the metric is off, the output is the same for every input, the parameters do not move, the metric of
 # the real fit does not follow its loss, the fit ends no better than a constant prediction
 NOT_TRAINING = ('check_overfit_one_batch', 'check_lr', 'check_loss_at_init', 'check_metric_baseline', 'check_output_variation',
-                'unchanged_parameters', 'constant_metric', 'outcome_no_better_than_constant')
+                'unchanged_parameters', 'constant_metric', 'outcome_no_better_than_constant', 'training_loss_flat',
+                'steps_too_small', 'weight_decay_dominates')
 
 # cause -> the findings it explains on the same Learner, in the order the diagnosis tries the causes (the first that explains
 # wins, and a cause explained by an earlier one passes what it explains up to it). Each entry states a mechanism that holds for
@@ -261,7 +262,8 @@ EXPLAINS = {
     'skipped_steps': ('unchanged_parameters',),
     # a rate at which the copy does not train (too low, or diverging) is the rate the one-batch test stalls or diverges at, and the
     # rate at which the real fit's metric stays where it was and its model ends no better than a constant
-    'check_lr': ('check_overfit_one_batch', 'check_metric_baseline', 'unchanged_parameters', 'constant_metric', 'outcome_no_better_than_constant'),
+    'check_lr': ('check_overfit_one_batch', 'check_metric_baseline', 'unchanged_parameters', 'constant_metric', 'outcome_no_better_than_constant',
+                 'training_loss_flat', 'steps_too_small'),
     # items in both the training and the validation set are predicted from memory: a copy trained on scrambled labels scores
     # above chance on them, which is what the label-leak test measures
     'check_split_duplicates': ('check_label_leak',),
@@ -271,7 +273,12 @@ EXPLAINS = {
     # large), and a fit from there can end no better than the frequencies, its metric stuck
     'check_loss_at_init': ('outcome_no_better_than_constant', 'constant_metric', 'check_metric_baseline'),
     # parameters that never change give the same predictions after every epoch, so the metric cannot move
-    'unchanged_parameters': ('constant_metric', 'check_metric_baseline', 'outcome_no_better_than_constant'),
+    'unchanged_parameters': ('constant_metric', 'check_metric_baseline', 'outcome_no_better_than_constant', 'training_loss_flat', 'steps_too_small'),
+    # a first fit whose weights barely moved, or whose weight decay alone shrinks them to nothing, ends where it started: its
+    # metric stays, and its model is no better than a constant (last: a finding above that names a cause explains these too)
+    'steps_too_small': ('constant_metric', 'check_metric_baseline', 'outcome_no_better_than_constant', 'training_loss_flat'),
+    'weight_decay_dominates': ('constant_metric', 'check_metric_baseline', 'outcome_no_better_than_constant', 'training_loss_flat',
+                               'steps_too_small'),
 }
 _RANK = {'error': 0, 'warning': 1, 'info': 2}
 

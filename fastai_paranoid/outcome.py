@@ -4,7 +4,8 @@
 
 # %% ../nbs/37_outcome.ipynb #ad5b9c3f
 from __future__ import annotations
-import math
+import math, weakref
+import numpy as np
 import torch
 from fastai.learner import Learner
 from .core import ParanoidWarning
@@ -12,8 +13,8 @@ from .loopguards import LoopGuard
 from .checkutils import applies_log_softmax, applies_sigmoid, expects_log_probs, class_axis
 
 # %% auto #0
-__all__ = ['OutcomeWarning', 'OutcomeGuard', 'ConstantInputWarning', 'ConstantInputGuard', 'TargetOrderWarning',
-           'TargetOrderGuard']
+__all__ = ['OutcomeWarning', 'OutcomeGuard', 'TrainingLossWarning', 'loss_fall', 'TrainingLossGuard', 'ConstantInputWarning',
+           'ConstantInputGuard', 'TargetOrderWarning', 'TargetOrderGuard']
 
 # %% ../nbs/37_outcome.ipynb #43430e61
 class OutcomeWarning(ParanoidWarning):
@@ -161,6 +162,151 @@ class OutcomeGuard(LoopGuard):
             "train (learn.lr_find()), parameters that do not move (frozen, a tiny clip, a huge weight decay), validation data prepared "
             "unlike the training data; the sanity checks name several of these causes when they find them",
             OutcomeWarning)
+
+
+# %% ../nbs/37_outcome.ipynb #89581daa
+class TrainingLossWarning(ParanoidWarning):
+    "A model's first fit started no better than a constant prediction and its training loss did not fall"
+
+def loss_fall(losses:list, # the training loss of each step of one fit, in order
+              ratio:float=0.8, # the share of its start the loss must end below for the fit to count as training
+              share:float=0.1, # the first and last `share` of the steps are compared
+              least:int=6, # at least this many steps at each end (batch losses vary: fewer decide little)
+             )->dict|None:
+    "Did the loss of a fit end above `ratio` times its start? One-sided Welch t-test of the last steps' mean against `ratio` times the first steps' mean: `p` small says it ended above, so fell less than 1 - `ratio`. None with too few steps, a non-finite or negative loss"
+    n = len(losses)
+    k = max(least, int(n * share))
+    if n < 2 * k: return None
+    x = np.asarray(losses, dtype=float)
+    if not (np.isfinite(x).all() and (x >= 0).all()): return None
+    first, last = x[:k], x[-k:]
+    mf, ml = float(first.mean()), float(last.mean())
+    if not mf > 0: return None
+    vf, vl = float(first.var(ddof=1)) / k, float(last.var(ddof=1)) / k
+    diff, se2 = ml - ratio * mf, vl + ratio ** 2 * vf
+    from scipy.stats import t as student_t # fastai depends on scipy; imported here to keep this module's import light
+    if se2 > 0:
+        df = se2 ** 2 / ((vl ** 2 + (ratio ** 2 * vf) ** 2) / (k - 1))
+        p = float(student_t.sf(diff / math.sqrt(se2), df))
+    else: p = 0.0 if diff > 0 else 1.0
+    return {'steps': n, 'k': k, 'first': mf, 'last': ml, 'ratio': ml / mf, 'p': p}
+
+def _sampled(params:list, most:int=4096)->tuple:
+    "Up to `most` fixed positions of each parameter (every element of a small one) and their values now: enough to measure how far the weights move over a fit without a copy of the model"
+    g = torch.Generator().manual_seed(0)
+    idx = [None if p.numel() <= most else torch.randint(p.numel(), (most,), generator=g).to(p.device) for p in params]
+    return idx, [(p.detach().flatten() if i is None else p.detach().flatten()[i]).clone() for p, i in zip(params, idx)]
+
+def _decay_steps(opt)->list|None:
+    "The fraction of each weight that the optimizer's decoupled weight decay keeps at one step, per parameter group (`1 - lr * wd`), or None where its decay is not decoupled (L2 through the gradient, or none)"
+    hypers = getattr(opt, 'hypers', None)
+    if not hypers: return None
+    decoupled = any(getattr(cb, '__name__', '') == 'weight_decay' for cb in getattr(opt, 'cbs', ())) or \
+                type(getattr(opt, 'opt', None)).__name__ == 'AdamW'
+    if not decoupled: return None
+    return [1 - float(h.get('lr', 0)) * float(h.get('wd', 0)) for h in hypers]
+
+class TrainingLossGuard(OutcomeGuard):
+    "At a model's first real fit: when it started no better than the constant its training targets give (`OutcomeGuard`'s constant, scored on the fit's first steps with the targets seen so far) and its training loss did not fall by a fifth (`loss_fall`, one-sided at 0.001), the fit did not train. A warning where the evidence names the mechanism: the weights barely moved (`steps_too_small`), or a decoupled weight decay alone shrinks them to nothing (`weight_decay_dominates`); else an 'info' (`training_loss_flat`): a fit that asked too little of a healthy setup looks the same"
+    run_valid = False
+    order = 100
+    kinds = ('class', 'labels', 'value')
+    def __init__(self, on_finding:str='warn', # 'warn', 'raise' or 'log'
+                 min_steps:int=20, # a fit with fewer training steps is not judged
+                 ratio:float=0.8, # reported when the loss ended above this share of its start, at `alpha`
+                 alpha:float=1e-3, # the one-sided test's false-alarm rate on a fit whose loss fell to `ratio` of its start
+                 start_share:float=0.9, # judged only when the first steps' loss is at least this share of the constant's
+                 least_moved:float=0.02, # weights that moved less than this share of their size over the fit: steps too small (a warning)
+                 decay_kept:float=0.1, # a decoupled weight decay that alone keeps less than this share of each weight names the cause (a warning)
+                ):
+        super().__init__(on_finding, min_steps=min_steps)
+        self.ratio, self.alpha, self.start_share, self.least_moved, self.decay_kept = ratio, alpha, start_share, least_moved, decay_kept
+    seen = None # the models whose first fit was watched (a WeakSet made per class at first use)
+    def start(self):
+        super().start()
+        cls = type(self)
+        if cls.seen is None: cls.seen = weakref.WeakSet()
+        model = self.learn.model
+        self.result = None
+        self.judged = model not in cls.seen and not getattr(self.learn, '_paranoid_copy', False)
+        cls.seen.add(model)
+        if not self.judged: return
+        self.losses, self.decay_log = [], None
+        try: planned = len(self.learn.dls.train) * getattr(self.learn, 'n_epoch', 1)
+        except TypeError: planned = 0
+        self.keep = max(3, planned // 10)
+        self.params = [p for p in model.parameters() if p.requires_grad]
+        self.idx, self.w0 = _sampled(self.params)
+    def after_batch(self):
+        learn = self.learn
+        if not (self.watching and self.judged and learn.training) or self.unjudged: return
+        loss, yb, pred = getattr(learn, 'loss', None), getattr(learn, 'yb', ()), getattr(learn, 'pred', None)
+        if not isinstance(loss, torch.Tensor) or loss.numel() != 1 or len(yb) != 1 or not isinstance(yb[0], torch.Tensor) \
+           or not isinstance(pred, torch.Tensor):
+            self.unjudged = 'its batches do not hold one loss, one target tensor and one prediction'
+            return
+        self.losses.append(loss.detach().float().reshape(()))
+        self.steps += 1
+        self._count(yb[0].detach(), pred.detach())
+        if len(self.model_losses) < self.keep and not self.unjudged: self._score(yb[0].detach(), pred.detach()) # against the constant so far
+        steps = _decay_steps(getattr(learn, 'opt', None))
+        if steps is not None:
+            logs = [math.log(s) if s > 0 else -math.inf for s in steps]
+            self.decay_log = logs if self.decay_log is None else [a + b for a, b in zip(self.decay_log, logs)]
+    def verdict(self)->dict|None:
+        "The first fit's verdict: `loss_fall`'s numbers, the loss of the model and of the constant on its first steps, how far the weights moved; None where it is not judged (`reason` says why)"
+        self.reason = ('not the model\'s first fit' if not self.judged else self.unjudged
+                       or (f"a task of kind '{self.kind}', which this guard leaves alone (kinds={self.kinds})" if self.kind not in self.kinds else '')
+                       or (f'{self.steps} training steps, fewer than {self.min_steps}' if self.steps < self.min_steps else ''))
+        if self.reason: return None
+        fall = loss_fall([float(l) for l in torch.stack(self.losses).cpu()], self.ratio)
+        if fall is None:
+            self.reason = 'a training loss that is not finite or is negative, or too few steps'
+            return None
+        if not self.model_losses:
+            self.reason = self.unjudged or 'its first steps could not be scored against the constant'
+            return None
+        model, const = float(torch.cat(self.model_losses[:fall['k']]).mean()), float(torch.cat(self.const_losses[:fall['k']]).mean())
+        with torch.no_grad():
+            now = [(p.detach().flatten() if i is None else p.detach().flatten()[i]) for p, i in zip(self.params, self.idx)]
+            moved = math.sqrt(sum(float(((a - b).double() ** 2).sum()) for a, b in zip(now, self.w0)))
+            size = math.sqrt(sum(float((b.double() ** 2).sum()) for b in self.w0))
+        kept = None if self.decay_log is None else math.exp(max(self.decay_log))
+        return dict(fall, start_loss=model, constant_loss=const, moved=moved / size if size > 0 else math.inf, decay_kept=kept)
+    def finish(self):
+        if not self.judged: return
+        self.result = v = self.verdict() # kept: what the fit was judged on (None: not judged, `reason` says why)
+        self.w0, self.model_losses, self.const_losses = [], [], [] # hold no weights or scores past the fit
+        if v is None or not (v['p'] < self.alpha and v['start_loss'] >= self.start_share * v['constant_loss']): return
+        loss = {'class': 'cross-entropy', 'labels': 'binary cross-entropy', 'value': 'squared error'}[self.kind]
+        what = {'class': 'the class frequencies', 'labels': "each label's share", 'value': 'the mean target'}[self.kind]
+        head = (f"the model's first fit ({v['steps']} training steps) started no better than predicting {what} ({loss} "
+                f"{v['start_loss']:.4g} on its first {v['k']} steps against the constant's {v['constant_loss']:.4g}) and its training "
+                f"loss did not fall: {v['first']:.4g} on the first {v['k']} steps, {v['last']:.4g} on the last {v['k']} "
+                f"({v['ratio']:.0%} of the start; above {self.ratio:.0%} at p = {v['p']:.2g} < {self.alpha}). ")
+        if v['decay_kept'] is not None and v['decay_kept'] < self.decay_kept:
+            wd = max(float(h.get('wd', 0)) for h in self.learn.opt.hypers)
+            self._emit('weight_decay_dominates', 'warning', head +
+                f"The weight decay (wd={wd:g}) alone multiplies every weight by {v['decay_kept']:.2g} over the fit (the product of "
+                f"1 - lr*wd over its steps): it pulls the weights to zero faster than the steps can move them "
+                f"(they moved {v['moved']:.1%} of their size)",
+                f"use a weight decay of the usual size (fastai's default wd=0.01; 1e-4 to 0.1), or leave wd out", TrainingLossWarning)
+            return
+        if v['moved'] < self.least_moved:
+            self._emit('steps_too_small', 'warning', head +
+                f"The weights moved {v['moved']:.2%} of their size over the whole fit: its steps are too small to train",
+                "make the steps larger: a rate the optimizer trains at (learn.lr_find()), gradients not clipped to almost nothing "
+                "(a GradientClip callback's max_norm), an optimizer with momentum (fastai's Adam) at a rate meant for it",
+                TrainingLossWarning)
+            return
+        self._emit('training_loss_flat', 'info', head +
+            f"The weights moved {v['moved']:.0%} of their size, yet the loss stayed where it started: what a step learns does not "
+            f"carry to the next batches. A fit too short or a rate too low for the task does this, and so do labels that do not "
+            f"follow their inputs (a shuffle, a wrong column or label function) and hidden activations that saturate (sigmoid or "
+            f"tanh between layers)",
+            "train longer or at a higher rate (learn.lr_find()) and see the loss fall; if it does not, look for the faults above "
+            "(`learn.sanity_check()` names several of them)",
+            TrainingLossWarning)
 
 
 # %% ../nbs/37_outcome.ipynb #20b374e7
