@@ -74,10 +74,10 @@ class LoopGuard(CheapGuard):
         self.finish()
     def start(self): pass
     def finish(self): pass
-    def _emit(self, kind:str, level:str, evidence:str, fix:str, category:type):
-        "Report a finding about `self.learn`, named after this guard"
+    def _emit(self, kind:str, level:str, evidence:str, fix:str, category:type, claim:str='certain'):
+        "Report a finding about `self.learn`, named after this guard (`claim`: how sure it is; a statistical verdict states its test and false-alarm rate)"
         return emit(Finding(kind, level, evidence=f"{type(self).__name__}: {evidence}", fix=fix, learner=type(self.learn).__name__,
-                            guard=type(self).__name__, claim='certain', category=category),
+                            guard=type(self).__name__, claim=claim, category=category),
                     on_finding=self.on_finding, learn=self.learn, stacklevel=_frames_to_user(2))
 
 def _accumulating(learn)->bool:

@@ -390,7 +390,7 @@ def l1_instead_of_mse(p):
 def lr_1000x(p): return constant(p.text, 'LR', lambda lr: lr * 1000)
 
 @operator('optimiser/lr', 'fault', "DC change_learning_rate (HLR) beyond a decade; TX Training > Hyperparameters > suboptimal learning rate (too low); tt2_bug_10",
-          names=('check_lr',))
+          names=('check_lr', 'steps_too_small'))
 def lr_div_1000(p): return constant(p.text, 'LR', lambda lr: lr / 1000)
 
 @operator('optimiser/lr', 'tuning', "DC change_learning_rate (HLR) within a decade: a tuning choice")
@@ -399,13 +399,14 @@ def lr_3x(p): return constant(p.text, 'LR', lambda lr: lr * 3)
 @operator('optimiser/lr', 'tuning', "DC change_learning_rate (HLR) within a decade: a tuning choice")
 def lr_div_3(p): return constant(p.text, 'LR', lambda lr: lr / 3)
 
-@operator('optimiser/lr', 'fault', "DC change_optimisation_function (OCH); TX Training > Optimiser > wrong optimisation function (SGD without momentum at Adam's rate)")
+@operator('optimiser/lr', 'fault', "DC change_optimisation_function (OCH); TX Training > Optimiser > wrong optimisation function (SGD without momentum at Adam's rate)",
+          names=('steps_too_small',))
 def sgd_without_momentum(p):
     if 'opt_func=' in p.text: return resub(p.text, r"opt_func=(Adam|partial\(SGD, mom=0\.9\))", "opt_func=SGD", count=1)
     return resub(p.text, r"(learn = Learner\(dls, model, )", r"\1opt_func=SGD, ", count=1) or resub(p.text, r"(learn = \w+\(dls, (?:tiny_arch, |AWD_LSTM, )?)", r"\1opt_func=SGD, ", count=1)
 
 @operator('optimiser/lr', 'fault', "DC change_gradient_clip (OCG); TX Training > Optimiser (gradient clipped to almost nothing)",
-          names=('check_gradient_flow', 'unchanged_parameters'))
+          names=('check_gradient_flow', 'unchanged_parameters', 'steps_too_small'))
 def clip_gradients_tiny(p): return with_callback(p.text, '', 'GradientClip(max_norm=1e-5)')
 
 @operator('optimiser/lr', 'tuning', "DC change_batch_size (HBS): a tuning choice")
@@ -453,7 +454,8 @@ def dropout_rate_high(p):
     return (sub(p.text, "config=tabular_config(ps=0.1)", "config=tabular_config(ps=0.9)") or sub(p.text, "nn.Dropout(0.1)", "nn.Dropout(0.9)")
             or resub(p.text, r"drop_mult=0\.\d", "drop_mult=1.9", count=1))
 
-@operator('regularisation', 'fault', "DC add_weights_regularisation / change_weights_regularisation (RAW, RCW); TX Training > Hyperparameters > wrong regularisation (weight decay 10)")
+@operator('regularisation', 'fault', "DC add_weights_regularisation / change_weights_regularisation (RAW, RCW); TX Training > Hyperparameters > wrong regularisation (weight decay 10)",
+          names=('weight_decay_dominates',))
 def weight_decay_huge(p):
     return resub(p.text, r"learn\.(fit_one_cycle|fit)\(EPOCHS, LR(, wd=[0-9.e-]+)?", r"learn.\1(EPOCHS, LR, wd=10.0", count=1)
 
