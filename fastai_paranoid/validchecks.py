@@ -4,20 +4,23 @@
 
 # %% ../nbs/33_validchecks.ipynb #5dfa9425
 from __future__ import annotations
-import contextlib, copy, math, operator, random, re, warnings
+import contextlib, copy, inspect, math, operator, random, re, warnings
+from functools import partial
 import numpy as np
 import torch
 from torch import nn
 import torch.nn.functional as F
 from fastai.torch_core import to_detach
+from fastai.metrics import AccumMetric
 from .core import CheckResult, register_check, preserve_rng, get_rng_states, set_rng_states
 from .compat import fastai_class, fastai_module, to_learner_device, base_loss_func, new_loader, no_workers, first_batch
-from .checkutils import Deadline, pct, copy_model, loaders_kept, StoredData, predict, applies_sigmoid, class_axis, set_reader
+from .checkutils import Deadline, pct, copy_model, loaders_kept, StoredData, predict, applies_sigmoid, class_axis, set_reader, loss_name
 
 # %% auto #0
 __all__ = ['LOWER_IS_BETTER', 'HIGHER_IS_BETTER', 'SIGNED_RANGE', 'UNBOUNDED', 'UNIT_RANGE', 'monitor_direction',
            'comp_direction', 'check_tracker_monitor', 'check_valid_deterministic', 'metric_range', 'metric_on',
-           'valid_targets', 'output_task', 'constant_predictors', 'random_predictor', 'check_metric_baseline']
+           'valid_targets', 'output_task', 'constant_predictors', 'random_predictor', 'check_metric_baseline',
+           'check_metric_activation']
 
 # %% ../nbs/33_validchecks.ipynb #54e75b73
 LOWER_IS_BETTER = ('loss', 'error', 'err', 'mse', 'rmse', 'mae', 'msle', 'rmsle', 'perplexity', 'rmspe', 'mape', 'smape',
@@ -445,3 +448,56 @@ def check_metric_baseline(learn, # the Learner whose metrics are evaluated on co
     found = _metric_baselines(usable, constants, draw, targets, n_random, warn_at, note_excess)
     measured.update(found['evidence'])
     return _baseline_result(name, threshold, measured, found, task, n_read, n_valid, not_read)
+
+# %% ../nbs/33_validchecks.ipynb #6d2b550f
+def _threshold_activation(metric)->tuple|None:
+    "`(name, applies_sigmoid, thresh)` for a metric that thresholds predictions after an optional sigmoid (`accuracy_multi` and its partials in an `AvgMetric`, fastai's `*Multi` `AccumMetric`s), else None"
+    func = getattr(metric, 'func', None)
+    if isinstance(metric, AccumMetric):
+        thresh = getattr(metric, 'thresh', None)
+        if thresh is None or str(getattr(metric, 'activation', '')) not in ('no', 'sigmoid'): return None
+        base = func.func if isinstance(func, partial) else func
+        return getattr(base, '__name__', type(metric).__name__), str(metric.activation) == 'sigmoid', float(thresh)
+    if func is None: return None
+    base, kw = (func.func, dict(func.keywords)) if isinstance(func, partial) else (func, {})
+    try: params = inspect.signature(base).parameters
+    except (TypeError, ValueError): return None
+    if 'sigmoid' not in params or 'thresh' not in params: return None
+    value = lambda k: kw[k] if k in kw else params[k].default
+    return getattr(base, '__name__', repr(base)), bool(value('sigmoid')), float(value('thresh'))
+
+@register_check(94)
+def check_metric_activation(learn, # the Learner whose metrics and loss are read (nothing is run)
+                            budget:float|None=None, # seconds (unused: nothing is run)
+                           )->CheckResult:
+    "Do the metrics that threshold predictions apply the sigmoid the loss says the outputs need? A loss that applies it itself (BCEWithLogits) means the model gives logits: a metric with `sigmoid=False` thresholds logits. A loss that takes probabilities (BCELoss) means the model ends in a sigmoid: a metric that applies one again predicts every label"
+    name = 'check_metric_activation'
+    threshold = "a thresholding metric's sigmoid matches the loss: applied where the loss takes logits, not where it takes probabilities"
+    found = [(m, t) for m in learn.metrics for t in [_threshold_activation(m)] if t is not None]
+    if not found: return CheckResult(name, 'skipped', message="no metric thresholds predictions (accuracy_multi, the *Multi metrics)")
+    loss = base_loss_func(learn.loss_func)
+    logits = applies_sigmoid(learn.loss_func)
+    probs = isinstance(loss, nn.BCELoss) or loss is F.binary_cross_entropy
+    if not (logits or probs):
+        return CheckResult(name, 'skipped', message=f"learn.loss_func ({loss_name(learn.loss_func)}) says nothing of a sigmoid: which scale the outputs are on is not known")
+    lname = loss_name(learn.loss_func)
+    measured = {'metrics': [f"{n}(sigmoid={s}, thresh={t:g})" for _, (n, s, t) in found], 'loss': lname, 'loss_takes': 'logits' if logits else 'probabilities'}
+    bad = [(n, s, t) for _, (n, s, t) in found if s != logits]
+    if not bad:
+        return CheckResult(name, 'passed', measured, threshold,
+                           f"{', '.join(measured['metrics'])} {'apply' if logits else 'do not apply'} the sigmoid, as {lname} says the outputs need.")
+    n, s, t = bad[0]
+    if logits: # sigmoid=False on logits
+        p = 1 / (1 + math.exp(-t))
+        return CheckResult(name, 'warning', measured, threshold,
+            f"{n}(sigmoid=False, thresh={t:g}) thresholds the model's raw outputs, but {lname} applies the sigmoid itself, so those "
+            f"outputs are logits: a logit of {t:g} is a probability of {p:.2f}, and every prediction between the two is counted the wrong "
+            f"way in every value this metric reports.",
+            f"let the metric apply the sigmoid: partial({n}, thresh={t:g}) with the default sigmoid=True (or sigmoid=True for the *Multi metrics).")
+    return CheckResult(name, 'failed', measured, threshold,
+        f"{n}(sigmoid=True) applies a sigmoid to outputs that are already probabilities ({lname} takes probabilities, so the model "
+        f"ends in a sigmoid): sigmoid(p) > {t:g} holds for every p above {math.log(t / (1 - t)) if 0 < t < 1 else 0:.3g}, so every label is "
+        f"predicted present and the metric measures the targets, not the model.",
+        f"pass sigmoid=False to the metric (partial({n}, sigmoid=False)), or better, drop the model's last sigmoid and use BCEWithLogitsLossFlat with the default metric.",
+        claim='certain')
+

@@ -516,7 +516,7 @@ def early_stopping_patience_0(p):
 
 # ------------------------------------------------------------------------------------------------------------ validation/metrics
 @operator('validation/metrics', 'fault', "TX Training > Validation/Testing > wrong performance metric (multi-label accuracy on logits, no sigmoid)",
-          contract=True)
+          contract=True, names=('check_metric_activation',))
 def metric_without_sigmoid(p):
     return sub(p.text, "metrics=partial(accuracy_multi, thresh=0.5)", "metrics=partial(accuracy_multi, thresh=0.5, sigmoid=False)")
 
