@@ -395,9 +395,10 @@ def check_guards(sanity:bool=True, # run the sanity checks before each Learner's
     # the outcome of each fit, for classifiers and multi-label models: their false-alarm rate measured 0 of 200 random healthy
     # Learners; a regression is left alone (undertrained healthy regressions of unscaled targets end far worse than the mean)
     guards.append(type('OutcomeGuard', (OutcomeGuard,), {'kinds': ('class', 'labels'), '__module__': __name__}))
-    # a model's first fit that started no better than a constant and whose training loss did not fall: a warning where the
-    # weights barely moved or a weight decay alone shrinks them, else a note (a healthy setup asked for too little looks the same)
-    guards.append(type('TrainingLossGuard', (TrainingLossGuard,), {'seen': None, '__module__': __name__}))
+    # a model's first fit that started no better than a constant and whose training loss did not fall, where the evidence names
+    # the mechanism: weights that barely moved, or a weight decay that alone shrinks them. Without one it stays silent: a
+    # healthy first fit at a low rate, which later fits continue, looks the same (tests/external's OptimWrapper script)
+    guards.append(type('TrainingLossGuard', (TrainingLossGuard,), {'seen': None, 'notes': False, '__module__': __name__}))
     # inputs that reach the model constant in one phase only (zeroed or replaced between the DataLoader and the model)
     guards.append(ConstantInputGuard)
     # targets a callback reordered against inputs it left as they were

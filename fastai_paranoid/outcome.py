@@ -222,6 +222,7 @@ class TrainingLossGuard(OutcomeGuard):
         super().__init__(on_finding, min_steps=min_steps)
         self.ratio, self.alpha, self.start_share, self.least_moved, self.decay_kept = ratio, alpha, start_share, least_moved, decay_kept
     seen = None # the models whose first fit was watched (a WeakSet made per class at first use)
+    notes = True # also say 'training_loss_flat' (an info) where no mechanism is measured; `fastai-paranoid check` turns it off
     def start(self):
         super().start()
         cls = type(self)
@@ -302,6 +303,7 @@ class TrainingLossGuard(OutcomeGuard):
                 "(a GradientClip callback's max_norm), an optimizer with momentum (fastai's Adam) at a rate meant for it",
                 TrainingLossWarning, claim=claim)
             return
+        if not self.notes: return
         self._emit('training_loss_flat', 'info', head +
             f"The weights moved {v['moved']:.0%} of their size, yet the loss stayed where it started: what a step learns does not "
             f"carry to the next batches. A fit too short or a rate too low for the task does this, and so do labels that do not "
