@@ -216,7 +216,7 @@ class TrainingLossGuard(OutcomeGuard):
                  ratio:float=0.8, # reported when the loss ended above this share of its start, at `alpha`
                  alpha:float=1e-3, # the one-sided test's false-alarm rate on a fit whose loss fell to `ratio` of its start
                  start_share:float=0.9, # judged only when the first steps' loss is at least this share of the constant's
-                 least_moved:float=0.02, # weights that moved less than this share of their size over the fit: steps too small (a warning)
+                 least_moved:float=0.01, # weights that moved less than this share of their size over the fit: steps too small (a warning)
                  decay_kept:float=0.1, # a decoupled weight decay that alone keeps less than this share of each weight names the cause (a warning)
                 ):
         super().__init__(on_finding, min_steps=min_steps)
