@@ -1413,6 +1413,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                          'fastai_paranoid.heldout.HeldOutWarning': ( 'heldout.html#heldoutwarning',
                                                                                      'fastai_paranoid/heldout.py'),
                                          'fastai_paranoid.heldout._dataset_of': ('heldout.html#_dataset_of', 'fastai_paranoid/heldout.py'),
+                                         'fastai_paranoid.heldout._from_diagnostic_tool': ( 'heldout.html#_from_diagnostic_tool',
+                                                                                            'fastai_paranoid/heldout.py'),
                                          'fastai_paranoid.heldout._guard_of': ('heldout.html#_guard_of', 'fastai_paranoid/heldout.py'),
                                          'fastai_paranoid.heldout._loader_inputs': ( 'heldout.html#_loader_inputs',
                                                                                      'fastai_paranoid/heldout.py'),

@@ -4,7 +4,7 @@
 
 # %% ../nbs/37a_heldout.ipynb #055d0a43
 from __future__ import annotations
-import types
+import sys, types
 import torch
 from fastcore.basics import store_attr
 from fastai.learner import Learner
@@ -16,8 +16,8 @@ from .datachecks import MAX_READ_BYTES, RaggedItems, repeat_structure, _read_ite
 from .datachecks import _ordered_loader, _deterministic_pipeline, _plain, _n_inp
 
 # %% auto #0
-__all__ = ['FLOAT_BITS', 'HeldOutWarning', 'install_heldout_patch', 'remove_heldout_patch', 'input_digests', 'training_inputs',
-           'HeldOutGuard']
+__all__ = ['DIAGNOSTIC_CALLERS', 'FLOAT_BITS', 'HeldOutWarning', 'install_heldout_patch', 'remove_heldout_patch', 'input_digests',
+           'training_inputs', 'HeldOutGuard']
 
 # %% ../nbs/37a_heldout.ipynb #4c958444
 class HeldOutWarning(ParanoidWarning):
@@ -30,12 +30,19 @@ def _guard_of(learn):
     "The `HeldOutGuard` among `learn`'s callbacks, or None"
     return next((cb for cb in getattr(learn, 'cbs', []) if isinstance(cb, HeldOutGuard)), None)
 
+DIAGNOSTIC_CALLERS = ('fastai.interpret', 'fastai.vision.widgets') # fastai's tools that score the training set on purpose: its top losses and confusions (`ClassificationInterpretation.from_learner(learn, ds_idx=0)`), `ImageClassifierCleaner`'s relabelling
+
+def _from_diagnostic_tool(frame)->bool:
+    "Is the call whose caller's frame is `frame` made by one of `DIAGNOSTIC_CALLERS` (this library's wrappers skipped)?"
+    while frame is not None and (frame.f_globals.get('__name__') or '').startswith('fastai_paranoid.'): frame = frame.f_back
+    return frame is not None and (frame.f_globals.get('__name__') or '').startswith(DIAGNOSTIC_CALLERS)
+
 def _scoring(name:str):
     "A wrapper of `Learner.<name>` that first asks the Learner's `HeldOutGuard` whether the items scored are items its fit trained on"
     fn = _wrapped[name]
     def wrapper(self, *args, **kwargs):
         guard = _guard_of(self)
-        if guard is None or guard.busy: return fn(self, *args, **kwargs)
+        if guard is None or guard.busy or _from_diagnostic_tool(sys._getframe(1)): return fn(self, *args, **kwargs)
         guard.busy = True # tta and predict call get_preds: one question per call
         try:
             guard.judge(self, name, args, kwargs)
