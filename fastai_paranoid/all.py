@@ -20,6 +20,7 @@ from .targets import *
 from .experiments import *
 from .outcome import *
 from .discard import *
+from .heldout import *
 from .frozeninit import *
 from .dropout import *
 from .guards import *

@@ -18,6 +18,7 @@ from .outcome import OutcomeGuard, TrainingLossGuard, ConstantInputGuard, Target
 from .frozeninit import FrozenInitGuard
 from .dropout import DropoutGuard
 from .discard import DiscardedFitGuard, reset_discard
+from .heldout import HeldOutGuard
 from .guards import NaNGuard
 from .bn import _fine_tune_code, fine_tune_phase
 from .checkutils import sharing, training_batches, work_per_step
@@ -385,7 +386,7 @@ def check_guards(sanity:bool=True, # run the sanity checks before each Learner's
                  sanity_budget:float|None=None, # seconds of sanity checks per Learner (None: the default)
                  sanity_work=None, # the work of the checks that train: a share of the work of the fit they guard (0.1 or '10%'; 0: each check's own default) or GFLOP in all ('800GFLOP'); None: `SANITY_SHARE`
                 )->list:
-    "The guard classes `fastai-paranoid check` adds to `PARANOID_GUARDS`: `NaNStop`, `SeededSharedLoaders`, unless `sanity=False` `FirstFitSanityCheck`, `OutcomeGuard` for classifiers, `TrainingLossGuard`, `ConstantInputGuard`, `TargetOrderGuard`, `FrozenInitGuard`, `DropoutGuard`, `DiscardedFitGuard` (fresh classes: nothing is remembered from an earlier call)"
+    "The guard classes `fastai-paranoid check` adds to `PARANOID_GUARDS`: `NaNStop`, `SeededSharedLoaders`, unless `sanity=False` `FirstFitSanityCheck`, `OutcomeGuard` for classifiers, `TrainingLossGuard`, `ConstantInputGuard`, `TargetOrderGuard`, `FrozenInitGuard`, `DropoutGuard`, `DiscardedFitGuard`, `HeldOutGuard` (fresh classes: nothing is remembered from an earlier call)"
     if not isinstance(sanity, bool): raise TypeError(f"check_guards: sanity must be True or False, got {sanity!r}.")
     if sanity_budget is not None and (isinstance(sanity_budget, bool) or not isinstance(sanity_budget, (int, float))
                                       or not math.isfinite(sanity_budget) or sanity_budget <= 0):
@@ -410,6 +411,8 @@ def check_guards(sanity:bool=True, # run the sanity checks before each Learner's
     # weights a fit moved away from, used again after it (a checkpoint or export made before the fit, loaded after it)
     reset_discard()
     guards.append(DiscardedFitGuard)
+    # the model scored on items its fit trained on (the training loader validated, test rows concatenated into the training data)
+    guards.append(HeldOutGuard)
     if sanity: # last: guards[-1] is the sanity check where there is one
         budget = None if sanity_budget is None else float(sanity_budget)
         guards.append(type('FirstFitSanityCheck', (FirstFitSanityCheck,), {'budget': budget, 'work': work, 'checked': {}, '__module__': __name__}))

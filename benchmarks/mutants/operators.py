@@ -228,7 +228,7 @@ def split_by_class(p):
     return sub(p.text, "valid_idx = list(range(len(df) - len(df) // 5, len(df)))", "valid_idx = list(np.where(df[Y] == '>=50k')[0])")
 
 @operator('split', 'fault', "IS Data bug (test data used in training); TX Training > Validation/Testing > incorrect train/test data split",
-          contract=True, names=('check_split_overlap', 'check_split_duplicates'))
+          contract=True, names=('check_split_overlap', 'check_split_duplicates', 'scored_on_training_items'))
 def test_set_in_training(p):
     "The held-out test items added to the training data"
     if p.app == 'lm': return insert(p.text, 'data', "df = pd.concat([df, test]).reset_index(drop=True)")
@@ -521,7 +521,7 @@ def metric_without_sigmoid(p):
     return sub(p.text, "metrics=partial(accuracy_multi, thresh=0.5)", "metrics=partial(accuracy_multi, thresh=0.5, sigmoid=False)")
 
 @operator('validation/metrics', 'fault', "TX Training > Validation/Testing > wrong performance metric (the model's quality reported on the training set)",
-          contract=True)
+          contract=True, names=('scored_on_training_items',))
 def report_on_training_set(p):
     "The number the script reports is `validate` on the training loader"
     if p.app == 'torch': return None
