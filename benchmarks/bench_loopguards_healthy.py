@@ -72,7 +72,7 @@ def run_one(d:dict, epochs:int, fit_guards:bool=False, outcome:bool=False, outco
         return {**d, 'way': way, 'error': f'{type(e).__name__}: {e}'[:300], 'findings': [], 'seconds': time.perf_counter() - start}
     verdict = guard.verdict() if guard is not None else None # the last fit's outcome, judged or not (`reason`), for the margins below
     tl_record = None if tl is None else {'result': getattr(tl, 'result', None), 'reason': getattr(tl, 'reason', ''),
-                                         'losses': [float(l) for l in getattr(tl, 'losses', [])]}
+                                         'losses': [float(x) for l in getattr(tl, 'losses', []) for x in l.reshape(-1)]}
     return {**d, 'way': way, 'error': '', 'seconds': time.perf_counter() - start, 'outcome': verdict,
             'outcome_reason': getattr(guard, 'reason', ''), 'findings': [(f.kind, f.level, f.message[:300]) for f in found],
             'training_loss': tl_record}

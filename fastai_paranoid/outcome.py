@@ -247,6 +247,7 @@ class TrainingLossGuard(OutcomeGuard):
             self.unjudged = 'its batches do not hold one loss, one target tensor and one prediction'
             return
         self.losses.append(loss.detach().float().reshape(()))
+        if len(self.losses) % 4096 == 0: self.losses = [torch.cat([l.reshape(-1) for l in self.losses])] # a long fit keeps one tensor, not a list of scalars
         self.steps += 1
         self._count(yb[0].detach(), pred.detach())
         if len(self.model_losses) < self.keep and not self.unjudged: self._score(yb[0].detach(), pred.detach()) # against the constant so far
@@ -260,7 +261,7 @@ class TrainingLossGuard(OutcomeGuard):
                        or (f"a task of kind '{self.kind}', which this guard leaves alone (kinds={self.kinds})" if self.kind not in self.kinds else '')
                        or (f'{self.steps} training steps, fewer than {self.min_steps}' if self.steps < self.min_steps else ''))
         if self.reason: return None
-        fall = loss_fall([float(l) for l in torch.stack(self.losses).cpu()], self.ratio)
+        fall = loss_fall(torch.cat([l.reshape(-1) for l in self.losses]).cpu().tolist(), self.ratio)
         if fall is None:
             self.reason = 'a training loss that is not finite or is negative, or too few steps'
             return None

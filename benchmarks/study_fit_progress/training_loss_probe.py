@@ -12,6 +12,6 @@ def _init(self, *a, **kw):
     _finish = g.finish
     def finish():
         _finish()
-        if getattr(g, 'judged', False): STATS.append(dict(result=g.result, reason=g.reason, losses=[float(l) for l in g.losses]))
+        if getattr(g, 'judged', False): STATS.append(dict(result=g.result, reason=g.reason, losses=[float(x) for l in g.losses for x in l.reshape(-1)]))
     g.finish = finish
 Learner.__init__ = _init
