@@ -734,9 +734,35 @@ def _check_metric_resets(det, rec):
                   f"clear in `{name}.reset()` every attribute that `accumulate()` changes")
 
 # %% ../nbs/20_leaks.ipynb #782bd652
+def _valid_class_ids(learn, most:int=100_000)->torch.Tensor|None:
+    "The class id of each validation target (the first `most`), read without the inputs where fastai's `Datasets` keep the labels apart (`tls[-1]`), else from the items; None where a target is not one class id"
+    ds = getattr(getattr(learn, 'dls', None), 'valid_ds', None)
+    try:
+        n = min(len(ds), most)
+        tls = getattr(ds, 'tls', None)
+        ys = [tls[-1][i] for i in range(n)] if tls is not None and len(tls) >= 2 else [ds[i][-1] for i in range(n)]
+        y = torch.stack([torch.as_tensor(v) for v in ys]) if ys else None
+    except Exception: return None
+    if y is None or y.is_floating_point() or y.numel() != len(ys): return None
+    return y.flatten().long()
+
+def _one_class_value(learn, name:str, value:float)->str|None:
+    "Where `value` of the metric `name` (accuracy, error_rate) is exactly what predicting one class for every validation item scores: that class and its count, said in words; else None"
+    if name not in ('accuracy', 'error_rate'): return None
+    y = _valid_class_ids(learn)
+    if y is None or not len(y) or (y < 0).any(): return None
+    counts = torch.bincount(y).tolist()
+    vocab = getattr(learn.dls, 'vocab', None)
+    for k, c in enumerate(counts):
+        scores = c / len(y) if name == 'accuracy' else 1 - c / len(y)
+        if c and abs(scores - value) < 1e-6:
+            label = repr(str(vocab[k])) if vocab is not None and k < len(vocab) and not isinstance(vocab[k], (list, tuple)) else f"class {k}"
+            return f"{label} (the class of {c} of the {len(y)} validation items)"
+    return None
+
 @_check_at('after_fit')
 def _check_constant_metrics(det, rec):
-    "A metric whose value never changes across the epochs of a fit while the validation loss does"
+    "A metric whose value never changes across the epochs of a fit while the validation loss does. Where that value is exactly what predicting one class for every item scores, the metric follows the model and the model predicted one class: a note, since whether that fit learned anything is `OutcomeGuard`'s to judge"
     values = rec.epoch_values
     if rec.lr_find or len(values) < det.min_constant_epochs: return
     losses = [v[0] for v in values]
@@ -744,6 +770,17 @@ def _check_constant_metrics(det, rec):
     for i, m in enumerate(det.learn.metrics):
         series = [v[1][i] if i < len(v[1]) else None for v in values]
         if any(s is None for s in series) or len(set(series)) != 1: continue
+        name = getattr(m, 'name', type(m).__name__)
+        one = _one_class_value(det.learn, name, series[0])
+        if one is not None:
+            det._add(rec, 'constant_metric', 'info', f"metrics[{i}] {name}",
+                      f"was {series[0]:.6g} in all {len(series)} epochs of fit {rec.n_fits + 1} while valid_loss moved "
+                      f"{losses[0]:.4g} -> {losses[-1]:.4g}: exactly what predicting {one} for every validation item scores. The "
+                      f"metric follows the model, and the model predicted one class at the end of every epoch",
+                      "if the fit should have learned more than the class frequencies, train longer or at a higher rate "
+                      "(learn.lr_find()), and look at the outputs (learn.get_preds()); OutcomeGuard says whether the fit is no "
+                      "better than the class frequencies")
+            continue
         det._add(rec, 'constant_metric', 'warning', f"metrics[{i}] {getattr(m, 'name', type(m).__name__)}",
                   f"was {series[0]:.6g} in all {len(series)} epochs of fit {rec.n_fits + 1} while valid_loss moved "
                   f"{losses[0]:.4g} -> {losses[-1]:.4g}: the metric does not follow the model",
