@@ -235,7 +235,8 @@ EXPLAINS = {
     'high_dropout': NOT_TRAINING,
     # the loss and the model's last activation or output count do not match (a softmax before cross-entropy, one output under
     # it): the loss's gradient is wrong or zero, so nothing behind it can train
-    'check_loss_activation': NOT_TRAINING + ('check_gradient_flow',),
+    # (and a metric judged against the loss's convention: with a sigmoid in front of BCEWithLogits, sigmoid=False is right)
+    'check_loss_activation': NOT_TRAINING + ('check_gradient_flow', 'check_metric_activation'),
     # an element-wise loss broadcast outputs against targets of another shape: it compares every output with every target
     'loss_shape_broadcast': NOT_TRAINING,
     # a last layer that bounds the outputs to a range that leaves out the targets: no fit can reach them

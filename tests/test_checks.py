@@ -606,3 +606,20 @@ def test_short_run_runs_every_step_whatever_they_take():
     batches = training_batches(fast, 12)
     slow_run, fast_run = short_run(slow, steps=12, batches=batches), short_run(fast, steps=12, batches=batches)
     assert len(slow_run['losses']) == 12 and slow_run['losses'] == fast_run['losses']
+
+def test_metric_activation_explained_by_a_sigmoid_before_bce_with_logits():
+    "A sigmoid in front of BCEWithLogitsLossFlat makes the outputs probabilities, so accuracy_multi(sigmoid=False) reads them right: the loss/activation mismatch is the one cause, and the metric's finding stands under it, not beside it"
+    from fastai.data.core import DataLoaders
+    from fastai.losses import BCEWithLogitsLossFlat
+    from fastai.metrics import accuracy_multi
+    from fastai.learner import Learner
+    from torch.utils.data import TensorDataset
+    g = torch.Generator().manual_seed(0)
+    x, y = torch.randn(96, 8, generator=g), (torch.rand(96, 5, generator=g) < 0.3).float()
+    dls = DataLoaders.from_dsets(TensorDataset(x[:64], y[:64]), TensorDataset(x[64:], y[64:]), bs=16)
+    learn = Learner(dls, nn.Sequential(nn.Linear(8, 5), nn.Sigmoid()), loss_func=BCEWithLogitsLossFlat(),
+                    metrics=[partial(accuracy_multi, sigmoid=False)])
+    report = learn.sanity_check(checks=['check_loss_activation', 'check_metric_activation'], on_finding=None, progress=False)
+    assert report['check_loss_activation'].verdict == 'failed', report['check_loss_activation']
+    assert report['check_metric_activation'].verdict == 'warning'
+    assert report['check_metric_activation'].explained_by == 'check_loss_activation'
