@@ -1925,6 +1925,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                                                                        'fastai_paranoid/outcome.py'),
                                          'fastai_paranoid.outcome._decay_steps': ( 'outcome.html#_decay_steps',
                                                                                    'fastai_paranoid/outcome.py'),
+                                         'fastai_paranoid.outcome._decoupled_decay': ( 'outcome.html#_decoupled_decay',
+                                                                                       'fastai_paranoid/outcome.py'),
                                          'fastai_paranoid.outcome._float_inputs': ( 'outcome.html#_float_inputs',
                                                                                     'fastai_paranoid/outcome.py'),
                                          'fastai_paranoid.outcome._per_item': ('outcome.html#_per_item', 'fastai_paranoid/outcome.py'),

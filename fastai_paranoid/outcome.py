@@ -197,14 +197,14 @@ def _sampled(params:list, most:int=4096)->tuple:
     idx = [None if p.numel() <= most else torch.randint(p.numel(), (most,), generator=g).to(p.device) for p in params]
     return idx, [(p.detach().flatten() if i is None else p.detach().flatten()[i]).clone() for p, i in zip(params, idx)]
 
-def _decay_steps(opt)->list|None:
-    "The fraction of each weight that the optimizer's decoupled weight decay keeps at one step, per parameter group (`1 - lr * wd`), or None where its decay is not decoupled (L2 through the gradient, or none)"
-    hypers = getattr(opt, 'hypers', None)
-    if not hypers: return None
-    decoupled = any(getattr(cb, '__name__', '') == 'weight_decay' for cb in getattr(opt, 'cbs', ())) or \
-                type(getattr(opt, 'opt', None)).__name__ == 'AdamW'
-    if not decoupled: return None
-    return [1 - float(h.get('lr', 0)) * float(h.get('wd', 0)) for h in hypers]
+def _decoupled_decay(opt)->bool:
+    "Does `opt` apply a decoupled weight decay (fastai's `weight_decay` step, PyTorch's `AdamW` in an `OptimWrapper`), not L2 through the gradient?"
+    return bool(getattr(opt, 'hypers', None)) and (any(getattr(cb, '__name__', '') == 'weight_decay' for cb in getattr(opt, 'cbs', ()))
+                                                   or type(getattr(opt, 'opt', None)).__name__ == 'AdamW')
+
+def _decay_steps(opt)->list:
+    "The fraction of each weight that the optimizer's decoupled weight decay keeps at one step, per parameter group (`1 - lr * wd`)"
+    return [1 - float(h.get('lr', 0)) * float(h.get('wd', 0)) for h in opt.hypers]
 
 class TrainingLossGuard(OutcomeGuard):
     "At a model's first real fit: when it started no better than the constant its training targets give (`OutcomeGuard`'s constant, scored on the fit's first steps with the targets seen so far) and its training loss did not fall by a fifth (`loss_fall`, one-sided at 0.001), the fit did not train. A warning where the evidence names the mechanism: the weights barely moved (`steps_too_small`), or a decoupled weight decay alone shrinks them to nothing (`weight_decay_dominates`); else an 'info' (`training_loss_flat`): a fit that asked too little of a healthy setup looks the same"
@@ -233,6 +233,7 @@ class TrainingLossGuard(OutcomeGuard):
         cls.seen.add(model)
         if not self.judged: return
         self.losses, self.decay_log = [], None
+        self.decoupled = _decoupled_decay(getattr(self.learn, 'opt', None)) # fastai builds the optimizer before `before_fit`
         try: planned = len(self.learn.dls.train) * getattr(self.learn, 'n_epoch', 1)
         except TypeError: planned = 0
         self.keep = max(3, planned // 10)
@@ -249,10 +250,11 @@ class TrainingLossGuard(OutcomeGuard):
         self.losses.append(loss.detach().float().reshape(()))
         if len(self.losses) % 4096 == 0: self.losses = [torch.cat([l.reshape(-1) for l in self.losses])] # a long fit keeps one tensor, not a list of scalars
         self.steps += 1
-        self._count(yb[0].detach(), pred.detach())
-        if len(self.model_losses) < self.keep and not self.unjudged: self._score(yb[0].detach(), pred.detach()) # against the constant so far
-        steps = _decay_steps(getattr(learn, 'opt', None))
-        if steps is not None:
+        if len(self.model_losses) < self.keep: # the first steps only: scored against the constant of the targets seen so far
+            self._count(yb[0].detach(), pred.detach())
+            if not self.unjudged: self._score(yb[0].detach(), pred.detach())
+        if self.decoupled:
+            steps = _decay_steps(learn.opt)
             logs = [math.log(s) if s > 0 else -math.inf for s in steps]
             self.decay_log = logs if self.decay_log is None else [a + b for a, b in zip(self.decay_log, logs)]
     def verdict(self)->dict|None:
