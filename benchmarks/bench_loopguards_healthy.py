@@ -7,7 +7,9 @@ alarm (what makes `fastai-paranoid check` exit 1); info notes are counted apart.
 
 Run by hand from the repository root: `python benchmarks/bench_loopguards_healthy.py [--n 60] [--seed 0] [--start 0] [--epochs 2] [--fit-guards]`
 (`--fit-guards`: the eight guards of 13_loopguards and 14_fitchecks as `paranoid()` installs them, in one `FitGuards`;
-`--outcome`: 37_outcome's `OutcomeGuard` (every kind, regressions included), `ConstantInputGuard`, `TargetOrderGuard`, 16a_frozeninit's `FrozenInitGuard` and 16b_dropout's `DropoutGuard`, beside them)."""
+`--outcome`: 37_outcome's `OutcomeGuard` (every kind, regressions included), `ConstantInputGuard`, `TargetOrderGuard`, 16a_frozeninit's `FrozenInitGuard` and 16b_dropout's `DropoutGuard`, beside them;
+`--steps`: 37b_steps's `ShrunkGradGuard` and `WeightDecayGuard`, with fastai's `GradientClip(max_norm=1.0)` added to every fit,
+so that a healthy clip is in every draw)."""
 import argparse, json, sys, time, warnings
 from collections import Counter
 from functools import partial
@@ -34,7 +36,8 @@ def train(learn, way:str, epochs:int):
     elif way == 'fine_tune': learn.fine_tune(epochs - 1, 1e-3)
     else: raise ValueError(way)
 
-def run_one(d:dict, epochs:int, fit_guards:bool=False, outcome:bool=False, outcome_kw:dict|None=None, training_loss:bool=False) -> dict:
+def run_one(d:dict, epochs:int, fit_guards:bool=False, outcome:bool=False, outcome_kw:dict|None=None, training_loss:bool=False,
+            steps:bool=False) -> dict:
     import contextlib, io, torch
     import fastai.callback.progress # noqa: F401 (learn.no_bar; the first draws' families do not import it)
     import fastai.callback.schedule # noqa: F401 (fit_one_cycle: a run of --draws may start with a family that does not import it)
@@ -65,6 +68,10 @@ def run_one(d:dict, epochs:int, fit_guards:bool=False, outcome:bool=False, outco
             from fastai_paranoid.outcome import TrainingLossGuard
             tl = type('TrainingLossGuard', (TrainingLossGuard,), {})()
             learn.add_cb(tl)
+        if steps: # a healthy clip (fastai's default max_norm) in every fit, and the two guards of the steps
+            from fastai.callback.training import GradientClip
+            from fastai_paranoid.steps import ShrunkGradGuard, WeightDecayGuard
+            learn.add_cbs([GradientClip(max_norm=1.0), ShrunkGradGuard(), WeightDecayGuard()])
         with finding_sink(found.append), warnings.catch_warnings(), learn.no_bar(), learn.no_logging(), contextlib.redirect_stdout(io.StringIO()):
             warnings.simplefilter('ignore')
             train(learn, way, epochs)
@@ -87,13 +94,14 @@ def main(argv=None):
     parser.add_argument('--fit-guards', action='store_true', help="the eight guards of the real fit as paranoid() installs them (one FitGuards), not the four loop guards")
     parser.add_argument('--outcome', action='store_true', help="also OutcomeGuard, ConstantInputGuard, TargetOrderGuard, FrozenInitGuard and DropoutGuard (OutcomeGuard's verdicts at several margins are printed at the end)")
     parser.add_argument('--training-loss', action='store_true', help="also 37_outcome's TrainingLossGuard (a first fit whose training loss does not fall); its verdict and the losses go to --json")
+    parser.add_argument('--steps', action='store_true', help="also 37b_steps's ShrunkGradGuard and WeightDecayGuard, with GradientClip(max_norm=1.0) in every fit")
     parser.add_argument('--json', help='write every run (findings, OutcomeGuard verdict) to this file')
     parser.add_argument('--outcome-min-steps', type=int, default=None, help="OutcomeGuard's min_steps (default: its own)")
     args = parser.parse_args(argv)
     runs = []
     for i in (args.draws or range(args.start, args.n)):
         r = run_one(draw(i, args.seed), args.epochs, args.fit_guards, args.outcome,
-                    {} if args.outcome_min_steps is None else {'min_steps': args.outcome_min_steps}, args.training_loss)
+                    {} if args.outcome_min_steps is None else {'min_steps': args.outcome_min_steps}, args.training_loss, args.steps)
         runs.append(r)
         status = r['error'] or ('; '.join(f"{k} ({l})" for k, l, _ in r['findings']) or 'silent')
         print(f"{i:4d} {r['family']:11s} {r['way']:23s} n={r['n']:4d} {r['seconds']:5.1f}s  {status}", flush=True)

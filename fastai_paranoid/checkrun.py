@@ -17,6 +17,7 @@ from dataclasses import replace
 from .outcome import OutcomeGuard, TrainingLossGuard, ConstantInputGuard, TargetOrderGuard
 from .frozeninit import FrozenInitGuard
 from .dropout import DropoutGuard
+from .steps import ShrunkGradGuard, WeightDecayGuard
 from .discard import DiscardedFitGuard, reset_discard
 from .heldout import HeldOutGuard
 from .guards import NaNGuard
@@ -386,7 +387,7 @@ def check_guards(sanity:bool=True, # run the sanity checks before each Learner's
                  sanity_budget:float|None=None, # seconds of sanity checks per Learner (None: the default)
                  sanity_work=None, # the work of the checks that train: a share of the work of the fit they guard (0.1 or '10%'; 0: each check's own default) or GFLOP in all ('800GFLOP'); None: `SANITY_SHARE`
                 )->list:
-    "The guard classes `fastai-paranoid check` adds to `PARANOID_GUARDS`: `NaNStop`, `SeededSharedLoaders`, unless `sanity=False` `FirstFitSanityCheck`, `OutcomeGuard` for classifiers, `TrainingLossGuard`, `ConstantInputGuard`, `TargetOrderGuard`, `FrozenInitGuard`, `DropoutGuard`, `DiscardedFitGuard`, `HeldOutGuard` (fresh classes: nothing is remembered from an earlier call)"
+    "The guard classes `fastai-paranoid check` adds to `PARANOID_GUARDS`: `NaNStop`, `SeededSharedLoaders`, unless `sanity=False` `FirstFitSanityCheck`, `OutcomeGuard` for classifiers, `TrainingLossGuard`, `ConstantInputGuard`, `TargetOrderGuard`, `FrozenInitGuard`, `DropoutGuard`, `ShrunkGradGuard`, `WeightDecayGuard`, `DiscardedFitGuard`, `HeldOutGuard` (fresh classes: nothing is remembered from an earlier call)"
     if not isinstance(sanity, bool): raise TypeError(f"check_guards: sanity must be True or False, got {sanity!r}.")
     if sanity_budget is not None and (isinstance(sanity_budget, bool) or not isinstance(sanity_budget, (int, float))
                                       or not math.isfinite(sanity_budget) or sanity_budget <= 0):
@@ -408,6 +409,9 @@ def check_guards(sanity:bool=True, # run the sanity checks before each Learner's
     guards.append(FrozenInitGuard)
     # dropout rates of 0.9 or more (a rate given as the share kept, a drop_mult past 1)
     guards.append(DropoutGuard)
+    # steps that cannot train: a gradient shrunk to almost nothing between backward and the step (a GradientClip(max_norm=1e-5)),
+    # a decoupled weight decay that removes a percent or more of every weight at a step (wd=10)
+    guards += [ShrunkGradGuard, WeightDecayGuard]
     # weights a fit moved away from, used again after it (a checkpoint or export made before the fit, loaded after it)
     reset_discard()
     guards.append(DiscardedFitGuard)

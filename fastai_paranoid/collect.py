@@ -278,6 +278,12 @@ EXPLAINS = {
     # a first fit whose weights barely moved, or whose weight decay alone shrinks them to nothing, ends where it started: its
     # metric stays, and its model is no better than a constant (last: a finding above that names a cause explains these too)
     'steps_too_small': ('constant_metric', 'check_metric_baseline', 'outcome_no_better_than_constant', 'training_loss_flat'),
+    # a gradient shrunk to almost nothing before the step, or a weight decay that removes a percent of every weight at a step:
+    # the steps cannot train, so the fit ends where it started or no better than a constant, as above
+    'gradients_shrunk': ('unchanged_parameters', 'constant_metric', 'check_metric_baseline', 'outcome_no_better_than_constant',
+                         'training_loss_flat', 'steps_too_small'),
+    'weight_decay_too_strong': ('constant_metric', 'check_metric_baseline', 'outcome_no_better_than_constant', 'training_loss_flat',
+                                'steps_too_small', 'weight_decay_dominates'),
     'weight_decay_dominates': ('constant_metric', 'check_metric_baseline', 'outcome_no_better_than_constant', 'training_loss_flat',
                                'steps_too_small'),
 }

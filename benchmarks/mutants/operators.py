@@ -406,7 +406,7 @@ def sgd_without_momentum(p):
     return resub(p.text, r"(learn = Learner\(dls, model, )", r"\1opt_func=SGD, ", count=1) or resub(p.text, r"(learn = \w+\(dls, (?:tiny_arch, |AWD_LSTM, )?)", r"\1opt_func=SGD, ", count=1)
 
 @operator('optimiser/lr', 'fault', "DC change_gradient_clip (OCG); TX Training > Optimiser (gradient clipped to almost nothing)",
-          names=('check_gradient_flow', 'unchanged_parameters', 'steps_too_small'))
+          names=('gradients_shrunk', 'check_gradient_flow', 'unchanged_parameters', 'steps_too_small'))
 def clip_gradients_tiny(p): return with_callback(p.text, '', 'GradientClip(max_norm=1e-5)')
 
 @operator('optimiser/lr', 'tuning', "DC change_batch_size (HBS): a tuning choice")
@@ -455,7 +455,7 @@ def dropout_rate_high(p):
             or resub(p.text, r"drop_mult=0\.\d", "drop_mult=1.9", count=1))
 
 @operator('regularisation', 'fault', "DC add_weights_regularisation / change_weights_regularisation (RAW, RCW); TX Training > Hyperparameters > wrong regularisation (weight decay 10)",
-          names=('weight_decay_dominates',))
+          names=('weight_decay_too_strong', 'weight_decay_dominates'))
 def weight_decay_huge(p):
     return resub(p.text, r"learn\.(fit_one_cycle|fit)\(EPOCHS, LR(, wd=[0-9.e-]+)?", r"learn.\1(EPOCHS, LR, wd=10.0", count=1)
 
