@@ -22,7 +22,7 @@ from .discard import DiscardedFitGuard, reset_discard
 from .heldout import HeldOutGuard
 from .guards import NaNGuard
 from .bn import _fine_tune_code, fine_tune_phase
-from .checkutils import sharing, training_batches, work_per_step
+from .checkutils import sharing, training_batches, work_per_step, reads_at_most
 from . import checks as _checks, sanity as _sanity # `sanity` patches `Learner.sanity_check`
 from . import leaks as _leaks
 from .deploy import Guard
@@ -232,7 +232,9 @@ def run_sanity_checks(learn, # the Learner, left exactly as it is
                      )->tuple:
     "`(results, crashed)`: every check's `CheckResult`, and `{name: the end of its traceback}` for the checks that crashed; run on copies that get no guard"
     budget = DEFAULT_SANITY_BUDGET if budget is None else budget
-    with _quiet(learn), warnings.catch_warnings():
+    try: most = len(learn.dls.train) * fit_epochs(learn) # the training batches the fit will read: no check reads more of them
+    except Exception: most = None
+    with _quiet(learn), warnings.catch_warnings(), reads_at_most(most):
         warnings.simplefilter('ignore') # what the copies' fits say is not about the user's run
         report = learn.sanity_check(on_finding=None, progress=False, lr=lr, budget=budget, work=work)
     for r in report.results: _work_hint(r, fit)

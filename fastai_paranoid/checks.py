@@ -19,7 +19,7 @@ from fastprogress.fastprogress import progress_bar
 from .core import ParanoidWarning, ParanoidError, ON_FINDING, DEPRECATED, emit, on_finding_arg, preserve_rng, get_rng_states, set_rng_states, module_paths, stat_norm_layers, frozen_modules
 from .core import ResultTable, CheckResult, VERDICTS, CHECK_ALPHA, register_check, registered_checks
 from .compat import fastai_class, loader_bs
-from .checkutils import Deadline, CheckIncomplete, work_per_step, steps_for, items_for, _batch_items, probe_items, PROBE_WORK, _first_items as _items_of, memorizing, pct, computed_tensors_memo, loaders_kept, SHARED, sharing, _stamps, NoTrainingBatch, NoTrainingData, \
+from .checkutils import distinct, Deadline, CheckIncomplete, work_per_step, steps_for, items_for, _batch_items, probe_items, PROBE_WORK, _first_items as _items_of, memorizing, pct, computed_tensors_memo, loaders_kept, SHARED, sharing, _stamps, NoTrainingBatch, NoTrainingData, \
     training_batches, model_copy, _quiet_dropout, predict, refuse_built_optimizer, user_lr, new_optimizer, has_trained, \
     loss_name, applies_log_softmax, applies_sigmoid, expects_log_probs, class_axis, seeded, CHECK_SEED
 # the checks of the modules below register themselves (`register_check`): learn.sanity_check() runs them with these
@@ -211,7 +211,7 @@ def check_loss_at_init(learn:Learner, # the Learner, left as it is
     _quiet_dropout(model)
     losses, labels, outputs = [], [], []
     with preserve_rng(learn.dls), torch.no_grad():
-        batches_in = training_batches(learn, n_batches)
+        batches_in = distinct(training_batches(learn, n_batches)) # an average over batches: no batch counted twice
         forward = work_per_step(learn, learn.model, *batches_in[0]) / 3
         batches_in = batches_in[:max(1, min(n_batches, int(work * 1e9 // max(forward, 1.0))))]
         batches = [(predict(model, xb), yb) for xb, yb in batches_in]

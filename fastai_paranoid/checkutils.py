@@ -20,10 +20,11 @@ from .core import preserve_rng, get_rng_states, set_rng_states, rng_fingerprint
 # %% auto #0
 __all__ = ['SHARED', 'CHECK_SEED', 'OPT_FLOPS_PER_PARAM', 'COUNTED_ITEMS', 'PROBE_WORK', 'first_tensor', 'computed_tensors_memo',
            'copy_model', 'CheckIncomplete', 'Deadline', 'pct', 'SharedReads', 'sharing', 'LoaderState', 'loaders_kept',
-           'seeded', 'NoTrainingBatch', 'NoTrainingData', 'no_training_data', 'set_reader', 'training_batches',
-           'items_kept', 'TrainingRead', 'LazyBatches', 'model_copy', 'predict', 'refuse_built_optimizer', 'user_lr',
-           'new_optimizer', 'has_trained', 'loss_name', 'applies_log_softmax', 'applies_sigmoid', 'expects_log_probs',
-           'class_axis', 'StoredData', 'work_per_step', 'steps_for', 'items_for', 'probe_items', 'memorizing']
+           'seeded', 'NoTrainingBatch', 'NoTrainingData', 'no_training_data', 'set_reader', 'reads_at_most', 'Cycled',
+           'distinct', 'training_batches', 'items_kept', 'TrainingRead', 'LazyBatches', 'model_copy', 'predict',
+           'refuse_built_optimizer', 'user_lr', 'new_optimizer', 'has_trained', 'loss_name', 'applies_log_softmax',
+           'applies_sigmoid', 'expects_log_probs', 'class_axis', 'StoredData', 'work_per_step', 'steps_for',
+           'items_for', 'probe_items', 'memorizing']
 
 # %% ../nbs/30_checkutils.ipynb #945de5c3
 def first_tensor(o):
@@ -243,10 +244,42 @@ def set_reader(dl, # the user's loader (left as it is)
         reader.get_idxs = lambda: list(idxs)
     return reader
 
+_MOST_BATCHES = [None] # within `reads_at_most`: the most distinct training batches a check reads
+
+@contextlib.contextmanager
+def reads_at_most(n:int|None, # the training batches the fit being checked will read (its epochs' batches); None: no limit
+                 ):
+    "Within the block, `training_batches` reads at most `n` distinct training batches: a check never reads more of the training data than the fit it guards. A check that asks for more steps gets the same batches again, in order (`Cycled`); one that averages over batches takes `distinct(batches)`"
+    before = _MOST_BATCHES[0]
+    _MOST_BATCHES[0] = None if n is None else max(1, int(n))
+    try: yield
+    finally: _MOST_BATCHES[0] = before
+
+class Cycled(collections.abc.Sequence):
+    "`n` batches that go round the first `len(first)` again: what `training_batches` gives within `reads_at_most` when a check asks for more batches than the fit reads"
+    def __init__(self, first, n:int): self.first, self.n, self.distinct = first, n, len(first)
+    def __len__(self): return self.n
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            start, stop, step = i.indices(self.n)
+            if start == 0 and step == 1: return Cycled(self.first, stop) if stop > self.distinct else self.first[:stop]
+            return [self[j] for j in range(start, stop, step)]
+        if i < 0: i += self.n
+        if not 0 <= i < self.n: raise IndexError(f"Cycled: batch {i} of {self.n}")
+        return self.first[i % self.distinct]
+    def __iter__(self):
+        for i in range(self.n): yield self[i]
+
+def distinct(batches)->list:
+    "The batches of `batches` that are not repeats (`Cycled`'s first round): what a check that averages over batches may count"
+    return batches.first if isinstance(batches, Cycled) else batches
+
 def training_batches(learn:Learner, # the Learner whose training DataLoader is read
                      n:int=1, # how many batches (the loader is restarted if it has fewer)
                     )->list:
-    "The first `n` batches of `learn.dls.train` as `(xb, yb)` tuples, taken without moving any RNG, the loader's own included"
+    "The first `n` batches of `learn.dls.train` as `(xb, yb)` tuples, taken without moving any RNG, the loader's own included; within `reads_at_most(m)`, at most `m` of them read and the rest repeats of those (`Cycled`)"
+    most = _MOST_BATCHES[0]
+    if most is not None and n > most: return Cycled(training_batches(learn, most), n)
     no_training_data(learn) # an empty loader: fastai's text loaders raise from inside (SortedDL's idx_max)
     dl = learn.dls.train
     batches = SHARED.get(learn, 'train', dl) or [] # in a run of checks, what an earlier check read: the first batches of the same read

@@ -7,7 +7,7 @@ from __future__ import annotations
 import torch
 from fastai.learner import Learner
 from .core import CheckResult, register_check
-from .checkutils import training_batches, NoTrainingData, NoTrainingBatch
+from .checkutils import training_batches, distinct, NoTrainingData, NoTrainingBatch
 
 # %% auto #0
 __all__ = ['check_input_values']
@@ -44,7 +44,7 @@ def check_input_values(learn:Learner, # the Learner whose training DataLoader is
     "Do the training inputs carry anything? Failed when an input holds NaN or inf, or when every input is the same on every item read: the fit cannot learn from them, whatever the model"
     name = 'check_input_values'
     threshold = "every input value finite, and some input that differs between two of the items read"
-    try: batches = training_batches(learn, n_batches)
+    try: batches = distinct(training_batches(learn, n_batches)) # items counted once each
     except (NoTrainingData, NoTrainingBatch) as e: return CheckResult(name, 'skipped', {}, threshold, f"not run: {e}")
     per_input = {} # name -> the tensors read
     for xb, _ in batches:

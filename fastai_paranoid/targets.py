@@ -9,7 +9,7 @@ import torch
 from torch import nn
 from fastai.learner import Learner
 from .core import CheckResult, register_check, preserve_rng
-from .checkutils import (training_batches, model_copy, loss_name, applies_log_softmax, applies_sigmoid,
+from .checkutils import (training_batches, distinct, model_copy, loss_name, applies_log_softmax, applies_sigmoid,
                                         expects_log_probs, probe_items, PROBE_WORK)
 from .checks import _last_leaf, _where, _items_of, _CLAMPS, _CALL_CLAMPS
 
@@ -56,7 +56,7 @@ def check_target_range(learn:Learner, # the Learner, left as it is
     if applies_log_softmax(loss_func) or applies_sigmoid(loss_func) or expects_log_probs(loss_func):
         return CheckResult(name, 'skipped', message=f"learn.loss_func ({lname}) turns the outputs into probabilities: check_loss_activation judges its outputs.")
     with preserve_rng(learn.dls):
-        read = training_batches(learn, batches)
+        read = distinct(training_batches(learn, batches)) # targets counted once each
         xb, _ = read[0]
         k = probe_items(learn, xb, read[0][1], work)
         low, high, where, outputs = output_bounds(model_copy(learn), xb if k is None else _items_of(xb, k))
