@@ -45,6 +45,7 @@ class ShrunkGradGuard(LoopGuard):
                 ):
         super().__init__(on_finding)
         self.most, self.samples, self.min_steps, self.least_moved = most, samples, min_steps, least_moved
+        self.raw = None
     def start(self):
         learn = self.learn
         self.params = [p for p in learn.model.parameters() if p.requires_grad]
@@ -122,13 +123,13 @@ class WeightDecayGuard(LoopGuard):
                  most:float=0.01, # reported when `lr * wd` reached this at a step (a hundredth of every weight removed)
                 ):
         super().__init__(on_finding)
-        self.most = most
+        self.most, self.decoupled = most, False
     def start(self):
         self.decoupled = _decoupled_decay(getattr(self.learn, 'opt', None))
         self.peak, self.steps, self.kept_log = None, 0, None # the largest (lr * wd, group, lr, wd); steps; per group, the log of what decay keeps
         if not self.decoupled: self.rest('before_step')
     def before_step(self):
-        if not (self.decoupled and self.watching): return
+        if not (self.watching and self.decoupled): return # lr_find's fits are not watched: `start` did not run
         self.steps += 1
         logs = []
         for i, h in enumerate(self.learn.opt.hypers):
