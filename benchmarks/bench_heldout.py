@@ -15,8 +15,10 @@ A check's verdicts are read from its JSON (`files[0]['checks']`: one record per 
 passed / failed / warning / skipped / incomplete / error and a 'reason'); 'skipped' is inconclusive (the reason says why).
 
 Run by hand from the repository root: `nice -n 10 python benchmarks/bench_heldout.py [--files benchmarks/heldout/c22_*.py ...]
-[--repeats 1] [--json heldout.json] [--python-root /work/other-checkout] [--stop-at HH:MM]`, or `--from-json heldout.json`
-to print the tables of an earlier run."""
+[--repeats 1] [--json heldout.json] [--python-root /work/other-checkout] [--base-root /work/main-before] [--stop-at HH:MM]`,
+or `--from-json heldout.json` to print the tables of an earlier run. `--base-root`: a third run per script, interleaved with the
+other two (plain, check, base), of `check` with fastai_paranoid imported from that checkout (today's main, say): the same
+scripts under the same load, so that the two checks' ratios can be compared."""
 import argparse, glob, json, os, re, statistics, subprocess, sys, tempfile, shutil, time
 from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -85,7 +87,7 @@ def _median(runs, key):
 def per_script(records:list) -> list:
     rows = {}
     for rec in records:
-        row = rows.setdefault(rec['script'], dict(script=rec['script'], runs={'plain': [], 'check': []}))
+        row = rows.setdefault(rec['script'], dict(script=rec['script'], runs={'plain': [], 'check': [], 'base': []}))
         for m in row['runs']:
             if m in rec['runs']: row['runs'][m].append(rec['runs'][m])
     for row in rows.values():
@@ -95,6 +97,7 @@ def per_script(records:list) -> list:
         p = row['plain']['cpu']
         row['x'] = row['check']['cpu'] / p if p == p and p > 0 else float('nan')
         row['wall_x'] = row['check']['wall'] / row['plain']['wall'] if row['plain']['wall'] > 0 else float('nan')
+        row['base_x'] = row['base']['cpu'] / p if row['runs']['base'] and p == p and p > 0 else float('nan')
     return list(rows.values())
 
 def verdicts(run:dict, check:str) -> list:
@@ -137,6 +140,14 @@ def print_tables(data:dict):
         print(f"\noverall, {len(ok)} scripts where plain exited 0 and check ran the script: check {cpu:.0f} s CPU / plain {plain:.0f} s = "
               f"{cpu / plain:.2f}x (wall {wall:.0f} / {pwall:.0f} s = {wall / pwall:.2f}x); median per script "
               f"{statistics.median(r['x'] for r in ok):.2f}x; max {worst['x']:.2f}x ({worst['script']})")
+        based = [r for r in ok if r['runs']['base'] and r['base']['status'] in RAN]
+        if based:
+            bcpu, bplain = sum(r['base']['cpu'] for r in based), sum(r['plain']['cpu'] for r in based)
+            ncpu = sum(r['check']['cpu'] for r in based)
+            print(f"beside it, the base checkout ({meta.get('base_commit', '?')}) on the same {len(based)} scripts, interleaved: check {bcpu:.0f} s CPU "
+                  f"/ plain {bplain:.0f} s = {bcpu / bplain:.2f}x (this checkout on them: {ncpu / bplain:.2f}x); median per script "
+                  f"{statistics.median(r['base_x'] for r in based):.2f}x; over 1.5x: {sum(r['base_x'] > 1.5 for r in based)}")
+            print('  per script, base -> this: ' + '; '.join(f"{r['script']} {r['base_x']:.2f} -> {r['x']:.2f}" for r in based))
         print(f"issue 40's targets: overall <= 1.15x: {'met' if cpu / plain <= 1.15 else 'NOT met'}; each <= 1.5x: "
               + ('met' if not over else f"NOT met on {len(over)}: " + ', '.join(f"{r['script']} {r['x']:.2f}x" for r in over)))
     # the seed checks' verdicts, per Learner
@@ -177,6 +188,7 @@ def main(argv=None):
     p.add_argument('--files', nargs='*', help='scripts or globs (default: every script in benchmarks/heldout)')
     p.add_argument('--repeats', type=int, default=1, help='rounds over the scripts')
     p.add_argument('--python-root', default=str(ROOT), help='the checkout whose fastai_paranoid check runs (default: this one)')
+    p.add_argument('--base-root', help="a second checkout whose check also runs on each script, interleaved (plain, check, base): today's main beside this one")
     p.add_argument('--stop-at', help='HH:MM UTC: start no script after it')
     p.add_argument('--json', help='write every record here (rewritten after each script)')
     p.add_argument('--from-json', nargs='+', help="print the tables of earlier --json files instead of running (several: their records "
@@ -196,6 +208,10 @@ def main(argv=None):
     meta = dict(started=time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime()), load_start=load(), cpus=os.cpu_count(), repeats=args.repeats,
                 nice=os.nice(0), subreaper=_subreaper(), bench_commit=_git(ROOT), python_root=str(python_root),
                 python_commit=_git(python_root), stop_at=args.stop_at, left_out=[])
+    base_root = Path(args.base_root).resolve() if args.base_root else None
+    if base_root is not None:
+        if not (base_root / 'fastai_paranoid' / 'cli.py').exists(): sys.exit(f"no fastai_paranoid checkout at {base_root}")
+        meta.update(base_root=str(base_root), base_commit=_git(base_root))
     print(f"# started {meta['started']}, load average {meta['load_start']:.2f}, {len(files)} scripts x {args.repeats} round(s)", flush=True)
     records = []
     def save():
@@ -208,12 +224,13 @@ def main(argv=None):
                 meta['left_out'] = [Path(f).name for f in files[i:]] if rnd == 0 else meta['left_out']
                 break
             runs = {m: run_one(m, script, python_root) for m in ('plain', 'check')}
+            if base_root is not None: runs['base'] = run_one('check', script, base_root)
             records.append(dict(script=Path(script).name, round=rnd, runs=runs))
             pl, ck = runs['plain'], runs['check']
             f = ck.get('file') or {}
             print(f"[{rnd + 1}.{i + 1}/{len(files)}] {Path(script).name:42} plain {pl['wall']:5.1f}/{pl['cpu']:5.1f} {status(pl)}  "
                   f"check {ck['wall']:5.1f}/{ck['cpu']:5.1f} {status(ck)} x{ck['cpu'] / pl['cpu'] if pl['cpu'] else float('nan'):.2f}  "
-                  f"overfit {_short(verdicts(ck, SEEDS[0]))}; lr {_short(verdicts(ck, SEEDS[1]))}; "
+                  + (f"base x{runs['base']['cpu'] / pl['cpu']:.2f}  " if 'base' in runs and pl['cpu'] else '') + f"overfit {_short(verdicts(ck, SEEDS[0]))}; lr {_short(verdicts(ck, SEEDS[1]))}; "
                   f"findings {sorted({x['check'] for x in f.get('findings', [])}) or '-'}  load {load():.2f}", flush=True)
             save()
         else: continue
