@@ -141,12 +141,14 @@ class WeightDecayGuard(LoopGuard):
     def finish(self):
         if self.peak is None or self.peak[0] < self.most: return
         d, i, lr, wd = self.peak
-        groups = len(self.learn.opt.hypers)
+        hypers = self.learn.opt.hypers
+        groups, adaptive = len(hypers), 'eps' in hypers[i]
         kept = math.exp(min(self.kept_log)) if self.kept_log else 1.0
         self._emit('weight_decay_too_strong', 'warning',
                    f"the decoupled weight decay removed {d:.3g} of every weight at one step (lr * wd = {lr:.3g} * {wd:g}"
-                   + (f", parameter group {i} of {groups}" if groups > 1 else '') + f"; healthy decays remove 0.001 or less): "
-                   f"over the fit's {self.steps} steps the decay alone multiplied each weight by {kept:.2g}, and with Adam, whose steps "
-                   f"are about lr in size, the weights settle near 1/wd = {1 / wd:.2g}",
+                   + (f", in parameter group {i} of the {groups}, counted from 0" if groups > 1 else '') + f"; healthy decays remove 0.001 or less): "
+                   f"over the fit's {self.steps} steps the decay alone multiplied each weight by {kept:.2g}"
+                   + (f", and under an adaptive optimizer (Adam), whose steps are about lr in size, the weights settle near 1/wd = {1 / wd:.2g}"
+                      if adaptive else ": it pulls the weights to zero faster than the steps move them"),
                    "use a weight decay of the usual size: fastai's default wd=0.01 (1e-4 to 0.1), in fit's `wd=`, the optimizer's "
                    "`wd=`, or AdamW's `weight_decay=`", WeightDecayWarning, claim='certain: the hyper-parameters the optimizer stepped with')
