@@ -7,8 +7,11 @@ space-split tokens, a vocab from `Counter` and `make_vocab`, `Numericalize(vocab
 `learn.fit_one_cycle(90, 5e-3, moms=(0.8,0.7,0.8), div=10)`.
 Changed: the old `LM_Dataset`/`LM_Sampler`/`TfmdDL` (gone from fastai) -> `TfmdLists(..., dl_type=LMDataLoader)`; the
 script's `Learner(model, dls, ...)` argument order (an old signature) -> `Learner(dls, model, ...)`; `MixedPrecision(clip=0.1)`
--> `MixedPrecision()` plus `GradientClip(0.1)` (clip moved out); untar_data(URLs.WIKITEXT_TINY) -> a synthetic
-wikitext (60 articles of a small grammar); bs=16; 1 epoch instead of 90; num_workers=0."""
+-> `MixedPrecision()` plus `GradientClip(0.1)` (clip moved out); `RNNCallback` added beside `ModelResetter` and
+`RNNRegularizer` (today's AWD-LSTM language model returns (output, raw_outputs, dropped_outputs), and the old `RNNTrainer`
+that split it went into `RNNCallback`, as `rnn_cbs()` lists: without it the loss got the tuple and failed);
+untar_data(URLs.WIKITEXT_TINY) -> a synthetic wikitext (60 articles of a small grammar); bs=16; 1 epoch instead of 90;
+num_workers=0."""
 from fastai.basics import *
 from fastai.text.all import *
 from fastai.callback.all import *
@@ -47,7 +50,7 @@ def main(bs=16, sl=72, qrnn=False):
     model = get_language_model((AWD_QRNN if qrnn else AWD_LSTM), len(vocab), config=config)
     opt_func = partial(Adam, wd=0.1, eps=1e-7)
     alpha,beta = (2,1) if qrnn else (3,2)
-    cbs = [MixedPrecision(), GradientClip(0.1), ModelResetter, RNNRegularizer(alpha, beta)]
+    cbs = [MixedPrecision(), GradientClip(0.1), ModelResetter, RNNCallback, RNNRegularizer(alpha, beta)]
     learn = Learner(dls, model, loss_func=CrossEntropyLossFlat(), opt_func=opt_func, cbs=cbs, metrics=[accuracy, Perplexity()])
     learn.fit_one_cycle(1, 5e-3, moms=(0.8,0.7,0.8), div=10)
 

@@ -9,14 +9,25 @@ purpose. Every dataset is learnable, as the real one is, so a healthy pipeline t
 - ratings: a user bias plus an item bias plus a dot product of hidden factors, plus noise;
 - text: reviews drawn from a random vocabulary of made-up words, where a positive review uses more words of one group
   and a negative one of another; a language-model corpus of sentences from a small random grammar.
-Everything is written once per process, under a fresh temporary folder (removed at exit)."""
-import atexit, os, random, shutil, tempfile
+Everything is written once per process, under a fresh temporary folder (removed at exit) whose path, as a real
+dataset's, has no '_' before a digit."""
+import atexit, os, random, re, shutil, tempfile
 from pathlib import Path
 import numpy as np
 import pandas as pd
 from PIL import Image
 
-ROOT = Path(tempfile.mkdtemp(prefix='heldout_data_'))
+def _root() -> Path:
+    r"""A fresh temporary folder with no '_' before a digit in its path, as a real dataset's: a label regex written for the
+    whole path (walkwithfastai's r'/([^/]+)_\d+.*' takes the first `<name>_<digits>` anywhere in it) would read a folder
+    such as `heldout_data_5kx9` for a pet's `<breed>_<n>` and label every image `heldout_data`; mkdtemp's suffix can hold one"""
+    for _ in range(100):
+        root = Path(tempfile.mkdtemp(prefix='heldout-data-'))
+        if not re.search(r'_\d', str(root)): return root
+        root.rmdir()
+    return Path(tempfile.mkdtemp(prefix='heldout-data-'))
+
+ROOT = _root()
 atexit.register(shutil.rmtree, ROOT, True)
 
 def seed_everything(seed=42):
@@ -68,11 +79,12 @@ PETS = ['Abyssinian', 'Bengal', 'Birman', 'Bombay', 'British_Shorthair', 'Egypti
         'havanese', 'keeshond', 'newfoundland', 'pomeranian', 'pug']
 
 def pets(n_images=200, size=(160, 200), n_breeds=10, seed=0) -> Path:
-    "URLs.PETS: `images/<breed>_<i>.png`, cat breeds capitalised (is_cat reads the first letter); n_images spread over n_breeds breeds (half cats)"
+    "URLs.PETS: `images/<breed>_<i>.png`, cat breeds capitalised (is_cat reads the first letter); n_images spread over n_breeds breeds (half cats, at most the 8 of PETS)"
     path = ROOT / f'oxford-iiit-pet-{n_images}-{n_breeds}'
     if path.exists(): return path
     (path / 'images').mkdir(parents=True)
-    breeds = PETS[:n_breeds // 2] + PETS[8:8 + n_breeds - n_breeds // 2]
+    cats = PETS[:min(n_breeds // 2, 8)] # PETS[:n_breeds // 2] took dogs past 16 breeds, twice, and their files overwrote each other
+    breeds = cats + PETS[8:8 + n_breeds - len(cats)]
     rng = np.random.default_rng(seed)
     for i in range(n_images):
         b = i % len(breeds)

@@ -5,7 +5,16 @@ FillMissing(fill_strategy=FillStrategy.median, fill_vals=fill_vals, na_dict=na_d
 `tabular_learner(dls, layers=[200,100], metrics=accuracy)`, `learn.fit(3, 1e-2)`, `validate`, `get_preds(dl=test_dl)` per
 fold, and the fold average.
 Changed: untar_data(URLs.ADULT_SAMPLE) -> a synthetic adult.csv of 4256 rows (3256 held out, as the notebook's 10%), so
-each fold trains on 800 rows; the StratifiedKFold repeat (which, as written, reuses kf) is left out."""
+each fold trains on 800 rows; the StratifiedKFold repeat (which, as written, reuses kf) is left out; the per-fold procs
+`[Categorify(classes), Normalize.from_tab(means, stds), FillMissing(..., fill_vals=fill_vals, na_dict=na_dict)]` ->
+`to_base.procs`, already set up on the whole training frame, applied to each fold with `TabularPandas(..., do_setup=False)`
+and `to.process()` (as fastai's own `TabularPandas.new`/`test_dl` apply set-up procs to new rows), and the lines that read
+`classes`, `means, stds`, `fill_vals, na_dict` out of `to_base` dropped with them: `Normalize.from_tab`,
+`Categorify(classes)` and `FillMissing(na_dict=...)` came from fastai PR 2837 (by the notebook's author), which was never
+merged; today's procs take no statistics (`Normalize.from_tab` is an AttributeError, walkwithfastai issue 67) and
+recompute them in `setups`; the notebook's intent is kept: every fold encoded with the categories, scaling and fill
+values of the whole training frame (so that a column whose NaNs all fall in a fold's validation rows cannot fail it, the
+notebook's "nan values in `education-num` but not in setup training set")."""
 from fastai.tabular.all import *
 from sklearn.model_selection import KFold
 import synth_data
@@ -21,17 +30,15 @@ train = df.iloc[:start_val]
 test = df.iloc[start_val:]
 
 to_base = TabularPandas(train, procs, cat_names, cont_names, y_names='salary')
-classes = to_base.classes
-means, stds = to_base.normalize.means, to_base.normalize.stds
-fill_vals, na_dict = to_base.fill_missing.fill_vals, to_base.fill_missing.na_dict
 
 val_pct, tst_preds = L(), L()
 kf = KFold(n_splits=5, shuffle=False)
 for train_idx, valid_idx in kf.split(train.index):
     splits = (L(list(train_idx)), L(list(valid_idx)))
-    procs = [Categorify(classes), Normalize.from_tab(means, stds), FillMissing(fill_strategy=FillStrategy.median, fill_vals=fill_vals, na_dict=na_dict)]
+    procs = to_base.procs # Categorify's classes, Normalize's means and stds, FillMissing's na_dict: those of the whole train
     to = TabularPandas(train, procs, cat_names, cont_names, y_names='salary',
-                       splits=splits)
+                       splits=splits, do_setup=False)
+    to.process()
     dls = to.dataloaders(bs=512)
     learn = tabular_learner(dls, layers=[200,100], metrics=accuracy)
     learn.fit(3, 1e-2)

@@ -5,7 +5,11 @@ loss_func=loss_func, splitter=default_split)`), `learn = timm_learner(dls, 'effi
 Changed: untar_data(URLs.PETS) -> 60 synthetic pet images (10 breeds, 300x400); `pretrained=False`; RandomResizedCrop 460
 -> 256; `metrics=error_rate` and `learn.fit_one_cycle(1, 3e-3)` added (the notebook stops after building the Learner and
 counting its parameters); `cut` passed through (the notebook passes default_split as cut, a slip that only works because
-create_timm_body ignores it)."""
+create_timm_body ignores it); in create_timm_model, `nf = num_features_model(...) * (2 if concat_pool else 1)` ->
+`nf = num_features_model(...)` (fastai 2.0's `create_head` took the doubled width, as the notebook says, "we'll multiply
+this by two since we have two pooling layers"; today's `create_head` doubles `nf` itself when `concat_pool`, so the
+notebook's doubling made a head for 6144 inputs where the concat pool gives 2 x 1536 = 3072: "running_mean should contain
+3072 elements not 6144")."""
 from fastai.vision.all import *
 from timm import create_model
 from fastai.vision.learner import _update_first_layer
@@ -41,7 +45,7 @@ def create_timm_model(arch:str, n_out, cut=None, pretrained=True, n_in=3, init=n
     "Create custom architecture using `arch`, `n_in` and `n_out` from the `timm` library"
     body = create_timm_body(arch, pretrained, None, n_in)
     if custom_head is None:
-        nf = num_features_model(nn.Sequential(*body.children())) * (2 if concat_pool else 1)
+        nf = num_features_model(nn.Sequential(*body.children())) # create_head doubles it for concat_pool
         head = create_head(nf, n_out, concat_pool=concat_pool, **kwargs)
     else: head = custom_head
     model = nn.Sequential(body, head)
