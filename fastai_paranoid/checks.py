@@ -30,11 +30,11 @@ from .loopguards import graph_leaves, UNREGISTERED_FIX
 from .fitchecks import loss_broadcasts, loss_shape_finding, forward_order, last_head, frozen_head_finding
 
 # %% auto #0
-__all__ = ['LR_LEAST_ITEMS', 'data_classes', 'check_train_batches', 'check_loss_at_init', 'check_loss_activation', 'Curve',
-           'curve_points', 'loss_floor', 'overfit_one_batch', 'saturated_items', 'lr_schedulers', 'scheduler_peak',
-           'rate_setters', 'fit_rate', 'check_overfit_one_batch', 'overfit_causes', 'short_run', 'item_batches',
-           'batch_losses', 'check_lr', 'LRSweep', 'lr_sweep', 'learner_copy', 'held_norm_layers', 'bn_holders',
-           'check_frozen']
+__all__ = ['LOSS_INIT_LEAST', 'LR_LEAST_ITEMS', 'data_classes', 'check_train_batches', 'item_batches', 'check_loss_at_init',
+           'check_loss_activation', 'Curve', 'curve_points', 'loss_floor', 'overfit_one_batch', 'saturated_items',
+           'lr_schedulers', 'scheduler_peak', 'rate_setters', 'fit_rate', 'check_overfit_one_batch', 'overfit_causes',
+           'short_run', 'batch_losses', 'check_lr', 'LRSweep', 'lr_sweep', 'learner_copy', 'held_norm_layers',
+           'bn_holders', 'check_frozen']
 
 # %% ../nbs/34_checks.ipynb #2da82469
 def _label_entropy(y:torch.Tensor, n_classes:int)->float|None:
@@ -178,6 +178,34 @@ def _last_fit_lr_find(learn:Learner)->bool:
     ratios = lrs[1:] / lrs[:-1]
     return bool(ratios.min() > 1 and np.allclose(ratios, ratios[0], rtol=1e-6))
 
+def item_batches(learn:Learner, # the Learner whose training DataLoader is read
+                 n:int, # how many batches
+                 items:int, # items in each
+                )->list:
+    "`n` batches of `items` items each, cut from the first training batches (`training_batches`: no RNG moved), each whole batch giving as many as it holds, its targets interleaved (`_interleaved`): a short run of a large model on fewer items a step reads fewer batches"
+    xb, yb = training_batches(learn, 1)[0]
+    per_batch = max(1, (_batch_items(xb, yb) or items) // items)
+    cut = []
+    for xb, yb in training_batches(learn, math.ceil(n / per_batch)):
+        size = _batch_items(xb, yb) or 0
+        order = _interleaved(yb, size)
+        for start in range(0, size - items + 1, items):
+            idx = order[start:start + items]
+            cut.append(tuple(tuple(t[idx] if isinstance(t, torch.Tensor) and t.ndim else t for t in part) for part in (xb, yb)))
+            if len(cut) == n: return cut
+    return cut
+
+def _interleaved(yb:tuple, size:int)->torch.Tensor:
+    "The order of a batch's `size` items that takes one item of each target in turn (integer class ids, or integer rows of them), each target's items in batch order: pieces cut in that order mix the targets as the whole batch does, where pieces cut in batch order can hold one class (half the pieces of 2 items on 2 classes), which a head normalizing over the items (BatchNorm1d) can fit by its bias alone. Float targets (values, and fastai's multi-hot rows, which are floats) and masks: the batch order"
+    y = yb[0] if len(yb) and isinstance(yb[0], torch.Tensor) else None
+    if y is None or y.is_floating_point() or y.ndim not in (1, 2) or len(y) != size: return torch.arange(size)
+    groups = {}
+    for i, key in enumerate(map(tuple, y.reshape(size, -1).tolist())): groups.setdefault(key, []).append(i)
+    lists = list(groups.values())
+    return torch.tensor([g[k] for k in range(max(map(len, lists), default=0)) for g in lists if k < len(g)], dtype=torch.long)
+
+LOSS_INIT_LEAST = 16 # the fewest items check_loss_at_init's forward runs on, where one whole batch's forward costs more than its allowance: the mean of 16 cross-entropies tells a loss twice ln(C) from ln(C) (a fresh xresnet50 at 224 px: 16 of a batch of 64 images, 69 of the 275 GFLOP a whole batch's forward costs)
+
 @register_check(10)
 def check_loss_at_init(learn:Learner, # the Learner, left as it is
                        n_batches:int=4, # training batches the loss is averaged over
@@ -188,7 +216,7 @@ def check_loss_at_init(learn:Learner, # the Learner, left as it is
                        fail_excess:float=1.5, # ... and this many nats above it a failure
                        z_knows:float=4.0, # below the label entropy is a warning only when this many standard errors below guessing
                        budget:float|None=None, # seconds (unused: a few forward passes)
-                       work:float=60., # GFLOP the forwards may cost (a forward is a third of `work_per_step`), one batch at least: all 4 batches of a model whose forward costs up to 15 GFLOP (the image Learners of tests/external's fastbook scripts: 1.2-4.8), one of a resnet34 U-Net's on 8 images of 64x96 px (47 GFLOP)
+                       work:float=60., # GFLOP the forwards may cost (a forward is a third of `work_per_step`), one batch at least, or `LOSS_INIT_LEAST` of its items where one batch costs more: all 4 batches of a model whose forward costs up to 15 GFLOP (the image Learners of tests/external's fastbook scripts: 1.2-4.8), one of a resnet34 U-Net's on 8 images of 64x96 px (47 GFLOP)
                       )->CheckResult:
     "Under a cross-entropy loss, is the loss of the untrained model near ln(C), the loss of uniform predictions over C classes? Measured as the first training step sees it, without dropout's noise"
     name = 'check_loss_at_init'
@@ -214,6 +242,10 @@ def check_loss_at_init(learn:Learner, # the Learner, left as it is
         batches_in = distinct(training_batches(learn, n_batches)) # an average over batches: no batch counted twice
         forward = work_per_step(learn, learn.model, *batches_in[0]) / 3
         batches_in = batches_in[:max(1, min(n_batches, int(work * 1e9 // max(forward, 1.0))))]
+        n_first = _batch_items(*batches_in[0])
+        if forward > work * 1e9 and n_first: # a whole batch's forward costs more than the allowance: as many of its items as it pays for
+            k = max(LOSS_INIT_LEAST, int(n_first * work * 1e9 // forward))
+            if k < n_first: batches_in = item_batches(learn, 1, k)
         batches = [(predict(model, xb), yb) for xb, yb in batches_in]
         n_classes = batches[-1][0].shape[class_axis(loss_func)]
         mismatch = _head_vs_data(learn, n_classes, [yb[0] for _, yb in batches])
@@ -228,7 +260,8 @@ def check_loss_at_init(learn:Learner, # the Learner, left as it is
     floor = expected if entropy is None else min(entropy, expected)
     low, high = floor * below, expected + max(rtol * expected, min_excess)
     fail_at = max(fail_ratio * expected, expected + fail_excess)
-    measured = {'loss': loss, 'ln_C': expected, 'n_classes': n_classes, 'excess_nats': loss - expected, 'batches': len(losses)}
+    measured = {'loss': loss, 'ln_C': expected, 'n_classes': n_classes, 'excess_nats': loss - expected, 'batches': len(losses),
+                'items': sum(_batch_items(xb, yb) or 0 for xb, yb in batches_in)}
     if entropy is not None: measured['label_entropy'] = entropy
     threshold = (f"between {low:.4f} and {high:.4f} (label entropy x {below:g}; ln({n_classes}) + max({pct(rtol, 0)}, {min_excess:g} nats)); "
                  f"failed above {fail_at:.4f} (max({fail_ratio:g} x ln({n_classes}), ln({n_classes}) + {fail_excess:g} nats))")
@@ -879,32 +912,6 @@ def _p_higher(run_losses:list, start_losses:list)->float|None:
     return _p_lower(start_losses, run_losses) # start - run: small when the run's losses are above the start's
 
 def _tail(losses, tail): return float(np.mean(losses[-tail:])) if all(map(math.isfinite, losses)) else math.inf
-
-def item_batches(learn:Learner, # the Learner whose training DataLoader is read
-                 n:int, # how many batches
-                 items:int, # items in each
-                )->list:
-    "`n` batches of `items` items each, cut from the first training batches (`training_batches`: no RNG moved), each whole batch giving as many as it holds, its targets interleaved (`_interleaved`): a short run of a large model on fewer items a step reads fewer batches"
-    xb, yb = training_batches(learn, 1)[0]
-    per_batch = max(1, (_batch_items(xb, yb) or items) // items)
-    cut = []
-    for xb, yb in training_batches(learn, math.ceil(n / per_batch)):
-        size = _batch_items(xb, yb) or 0
-        order = _interleaved(yb, size)
-        for start in range(0, size - items + 1, items):
-            idx = order[start:start + items]
-            cut.append(tuple(tuple(t[idx] if isinstance(t, torch.Tensor) and t.ndim else t for t in part) for part in (xb, yb)))
-            if len(cut) == n: return cut
-    return cut
-
-def _interleaved(yb:tuple, size:int)->torch.Tensor:
-    "The order of a batch's `size` items that takes one item of each target in turn (integer class ids, or integer rows of them), each target's items in batch order: pieces cut in that order mix the targets as the whole batch does, where pieces cut in batch order can hold one class (half the pieces of 2 items on 2 classes), which a head normalizing over the items (BatchNorm1d) can fit by its bias alone. Float targets (values, and fastai's multi-hot rows, which are floats) and masks: the batch order"
-    y = yb[0] if len(yb) and isinstance(yb[0], torch.Tensor) else None
-    if y is None or y.is_floating_point() or y.ndim not in (1, 2) or len(y) != size: return torch.arange(size)
-    groups = {}
-    for i, key in enumerate(map(tuple, y.reshape(size, -1).tolist())): groups.setdefault(key, []).append(i)
-    lists = list(groups.values())
-    return torch.tensor([g[k] for k in range(max(map(len, lists), default=0)) for g in lists if k < len(g)], dtype=torch.long)
 
 def batch_losses(learn:Learner, # the Learner, left as it is
                  batches:list, # `(xb, yb)` batches
