@@ -25,9 +25,10 @@ def one_thread():
 # The longest files first. `--dist loadfile` keeps each file on one worker and hands files out in the order of the collection
 # (with `--no-loadscope-reorder`, as the README's command runs it; xdist's default orders them by their number of tests, which put
 # the long files with few tests at the end and left one worker alone with them). Seconds per file, measured with
-# `--durations=0` (quiet 2-core machine, `-n 2`, 2026-12-04); a file not listed goes after these, in name order.
+# `--durations=0` (quiet 2-core machine, `-n 2`, 2026-12-04; test_runner_processes.py less the 20 s its cell-timeout test
+# no longer waits, 2026-12-07); a file not listed goes after these, in name order.
 FILE_SECONDS = {'test_calibration.py': 114, 'test_modelchecks.py': 111, 'test_distributed.py': 92, 'test_splitprint.py': 83,
-                'test_external.py': 69, 'test_runner_processes.py': 59, 'test_runner.py': 52, 'test_cli.py': 47, 'test_ipython.py': 26,
+                'test_external.py': 69, 'test_runner_processes.py': 39, 'test_runner.py': 52, 'test_cli.py': 47, 'test_ipython.py': 26,
                 'test_checks.py': 22, 'test_checkrun.py': 21, 'test_loaders.py': 20, 'test_datachecks.py': 20, 'test_imports.py': 19,
                 'test_core_fingerprint.py': 18, 'test_leaks.py': 18, 'test_readme.py': 15, 'test_smoke.py': 15, 'test_export.py': 13,
                 'test_precommit.py': 12, 'test_paranoid.py': 11, 'test_pytest_plugin.py': 11, 'test_bn.py': 11}

@@ -7,7 +7,9 @@ from cli_helpers import ROOT, CLI_CODE, notebook
 
 # The checked code: digits through fastai DataLoaders with two worker processes each (grandchildren of the command's worker),
 # each DataLoader worker writing its pid to pids/. --hang: after 3 batches, says so in the file 'ready' and waits for an interrupt.
-LOADERS = '''
+# In two parts: the set-up (imports, data, Learner), then the fit, which starts the DataLoader workers (and hangs); a notebook
+# runs them as two cells, so that its cell timeout times the fit alone.
+SETUP = '''
 import os, sys, time
 from pathlib import Path
 import torch
@@ -37,8 +39,9 @@ class WaitHere(Callback):
             Path('ready').touch()
             while True: time.sleep(0.1)
 learn = Learner(dls, nn.Sequential(nn.Linear(64, 32), nn.ReLU(), nn.Linear(32, 10)), loss_func=nn.CrossEntropyLoss(), cbs=WaitHere())
-learn.fit(1, 1e-2)
 '''
+FIT = 'learn.fit(1, 1e-2)\n'
+LOADERS = SETUP + FIT
 
 # A script that starts a process and leaves it running (it would outlive `python leaves.py` too), its pid in 'sleeper'; its output
 # goes nowhere, so that without the fix the command's pipe closes and the test fails at once instead of waiting for the sleep
@@ -122,7 +125,10 @@ def test_an_interrupted_run_leaves_no_process(tmp_path, sig, code, to_group):
 def test_a_cell_that_times_out_leaves_no_process(tmp_path):
     "A notebook whose cell hangs with its DataLoader workers up runs past --cell-timeout: the file fails, nothing is left"
     (tmp_path/'pids').mkdir()
-    notebook(tmp_path/'hangs.ipynb', 'HANG = True', LOADERS)
-    status, out, seen, left = _watched(tmp_path, 'hangs.ipynb', '--no-sanity', '--cell-timeout', '30')
-    assert status == 2 and 'ran past the cell timeout of 30 s' in out, out
+    # the set-up in a cell of its own: the timed cell is the fit alone (its DataLoader workers start, 3 batches, then it hangs),
+    # so a timeout of 10 s leaves it ample time to get there; that it did is asserted below
+    notebook(tmp_path/'hangs.ipynb', 'HANG = True', SETUP, FIT)
+    status, out, seen, left = _watched(tmp_path, 'hangs.ipynb', '--no-sanity', '--cell-timeout', '10')
+    assert status == 2 and 'cell 3 ran past the cell timeout of 10 s' in ' '.join(out.split()), out
+    assert (tmp_path/'ready').exists() and len(_dataloader_pids(tmp_path)) >= 2, "the cell hung with its DataLoader workers up"
     assert left == [], (left, out)
