@@ -19,6 +19,7 @@ from .inputs import *
 from .targets import *
 from .experiments import *
 from .outcome import *
+from .steps import *
 from .discard import *
 from .heldout import *
 from .frozeninit import *
