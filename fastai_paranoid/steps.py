@@ -8,21 +8,24 @@ import math
 import torch
 from .core import ParanoidWarning
 from .loopguards import LoopGuard
-from .outcome import _decoupled_decay
+from .outcome import _decoupled_decay, _decay_steps
 
 # %% auto #0
-__all__ = ['ShrunkGradientWarning', 'grad_norm', 'ShrunkGradGuard', 'WeightDecayWarning', 'WeightDecayGuard']
+__all__ = ['ShrunkGradientWarning', 'total_norm', 'grad_norm', 'ShrunkGradGuard', 'WeightDecayWarning', 'WeightDecayGuard']
 
 # %% ../nbs/37b_steps.ipynb #7635ac3e
 class ShrunkGradientWarning(ParanoidWarning):
     "The gradient an optimizer stepped with was a tiny share of the one backward produced"
 
+def total_norm(tensors:list)->torch.Tensor|None:
+    "The 2-norm of `tensors` taken together, as a 0-d float tensor on the first one's device (no read to the host); None for none"
+    if not tensors: return None
+    device = tensors[0].device
+    with torch.no_grad(): return torch.stack([torch.linalg.vector_norm(t.detach().float()).to(device) for t in tensors]).norm()
+
 def grad_norm(params:list)->torch.Tensor|None:
-    "The 2-norm of the gradients `params` hold, as a 0-d float tensor on the first gradient's device (no read to the host); None where none holds one"
-    grads = [p.grad.detach() for p in params if p.grad is not None]
-    if not grads: return None
-    device = grads[0].device
-    return torch.stack([torch.linalg.vector_norm(g.float()).to(device) for g in grads]).norm()
+    "The 2-norm of the gradients `params` hold (`total_norm`); None where none holds one"
+    return total_norm([p.grad for p in params if p.grad is not None])
 
 def _between(learn, events:tuple, before:int)->list:
     "The callbacks of `learn` (not fastai_paranoid's, not `MixedPrecision`, whose scale is divided out) that handle one of `events` at an order below `before`, each as its class name with its `max_norm` where it has one"
@@ -53,7 +56,7 @@ class ShrunkGradGuard(LoopGuard):
         hypers = (getattr(getattr(learn, 'opt', None), 'hypers', None) or [{}])[0]
         self.eps = float(hypers['eps']) if 'eps' in hypers else None # an adaptive optimizer: a uniform scale of the gradient changes its steps only below eps
         self.mom = float(hypers.get('mom', 0) or 0) if self.eps is None else 0.0 # SGD's momentum: a step can add up to 1 / (1 - mom) of itself
-        with torch.no_grad(): self.w_norm = torch.stack([p.detach().float().norm().to(self.params[0].device) for p in self.params]).norm() if self.params else None
+        self.w_norm = total_norm(self.params)
         self.peak_lr = 0.0
         try: planned = len(learn.dls.train) * getattr(learn, 'n_epoch', 1)
         except TypeError: planned = 0
@@ -131,12 +134,12 @@ class WeightDecayGuard(LoopGuard):
     def before_step(self):
         if not (self.watching and self.decoupled): return # lr_find's fits are not watched: `start` did not run
         self.steps += 1
-        logs = []
-        for i, h in enumerate(self.learn.opt.hypers):
-            lr, wd = float(h.get('lr', 0) or 0), float(h.get('wd', 0) or 0)
-            d = lr * wd
-            if self.peak is None or d > self.peak[0]: self.peak = (d, i, lr, wd)
-            logs.append(math.log(1 - d) if d < 1 else -math.inf)
+        kept = _decay_steps(self.learn.opt) # 1 - lr * wd per group, as TrainingLossGuard reads it
+        i = max(range(len(kept)), key=lambda g: 1 - kept[g])
+        if self.peak is None or 1 - kept[i] > self.peak[0]:
+            h = self.learn.opt.hypers[i]
+            self.peak = (1 - kept[i], i, float(h.get('lr', 0)), float(h.get('wd', 0))) # the rate and decay at the peak, for the message
+        logs = [math.log(s) if s > 0 else -math.inf for s in kept]
         self.kept_log = logs if self.kept_log is None or len(self.kept_log) != len(logs) else [a + b for a, b in zip(self.kept_log, logs)]
     def finish(self):
         if self.peak is None or self.peak[0] < self.most: return
